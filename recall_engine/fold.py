@@ -1,0 +1,189 @@
+"""The fold: a pair's events, read through the registry timeline, give the answer.
+
+``fold`` is pure (no clock, no I/O). Its input may be any superset of what the
+pair needs: the pair's own events under every name that resolves to it, note
+events promoted into it, and the subject's events under predicates that
+exclude it or that name it in ``replaces``. Everything else is ignored, so the
+same log in any order, or with an event twice, folds the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from .records import Belief, Event, PriorValue, belief_from_event
+from .text import NOTE
+from .timeline import Timeline
+from .values import Value, value_key
+
+# What a move does to the held values.
+ASSERT = "assert"  # an assertion of the pair (or a note promoted into it)
+RETRACT = "retract"  # a targeted retraction
+CLEAR = "retract_all"  # a blanket retraction
+EXCLUDE = "exclude"  # an assertion under a predicate that excludes this one
+REPLACES = "replaces"  # an assertion whose `replaces` names a value of this pair
+
+
+@dataclass(slots=True)
+class Move:
+    at: int
+    order: int  # 0 for assertions, 1 for everything that withdraws
+    event: Event
+    action: str
+    value: Value | None
+    key: str
+    via: str = ""  # EXCLUDE: the excluding predicate
+    promoted: bool = False
+    keys: tuple[str, ...] = ()  # REPLACES: the value keys named
+
+
+@dataclass(slots=True)
+class Held:
+    event: Event
+    value: Value
+    replaced: tuple[PriorValue, ...]
+    promoted: bool
+
+
+@dataclass(slots=True)
+class Step:
+    """One move of the walk with what it did."""
+
+    move: Move
+    before: list[Held]
+    after: list[Held]
+    withdrawn: list[Held]  # values this move took away (replaced, retracted, excluded)
+    effective: bool  # did it change the held values (or refresh one)?
+
+
+def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> list[Move]:
+    """Classify and order the events that bear on one pair."""
+    canonical = timeline.canonical
+    excluders = timeline.excluders(predicate)
+    out: dict[tuple[str, str], Move] = {}
+    for e in events:
+        if e.subject != subject:
+            continue
+        c = canonical(e.predicate)
+        if c == NOTE and not e.retraction:
+            promo = timeline.promotion(e.id)
+            if promo is not None:
+                if promo[0] == predicate:
+                    out.setdefault((e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, promo[1].value, value_key(promo[1].value), promoted=True))
+                continue
+        if c == predicate:
+            if e.retraction:
+                act = CLEAR if e.value is None else RETRACT
+                out.setdefault((e.id, act), Move(e.observed_at, 1, e, act, e.value, e.key))
+            else:
+                out.setdefault((e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, e.value, e.key))
+        elif c in excluders and not e.retraction:
+            out.setdefault((e.id, EXCLUDE), Move(e.observed_at, 1, e, EXCLUDE, e.value, e.key, via=c))
+        if e.replaces and not e.retraction:
+            own = e.key if c == predicate else None
+            keys = tuple(
+                k for r in e.replaces if canonical(r.predicate) == predicate and (k := value_key(r.value)) != own
+            )
+            if keys:
+                out.setdefault((e.id, REPLACES), Move(e.observed_at, 1, e, REPLACES, None, "", keys=keys))
+    return sorted(out.values(), key=lambda m: (m.at, m.order, m.event.id, m.action))
+
+
+def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -> list[Held]:
+    """Apply one move in place; return the values it withdrew."""
+    if m.action == ASSERT:
+        prev = held.get(m.key)
+        if timeline.multi_at(predicate, m.at):
+            held[m.key] = Held(m.event, m.value, prev.replaced if prev else (), m.promoted)  # type: ignore[arg-type]
+            return []
+        others = [h for k, h in held.items() if k != m.key]
+        replaced = (
+            tuple(PriorValue(h.value, h.event.observed_at, h.event.id, h.event.source) for h in others)
+            if others
+            else (prev.replaced if prev else ())
+        )
+        held.clear()
+        held[m.key] = Held(m.event, m.value, replaced, m.promoted)  # type: ignore[arg-type]
+        return others
+    if m.action == RETRACT:
+        h = held.pop(m.key, None)
+        return [h] if h else []
+    if m.action == CLEAR:
+        gone = list(held.values())
+        held.clear()
+        return gone
+    if m.action == EXCLUDE:
+        if m.key in held and timeline.excludes_at(m.via, predicate, m.at) and not timeline.historical_at(predicate, m.at):
+            return [held.pop(m.key)]
+        return []
+    # REPLACES
+    gone = []
+    if not timeline.historical_at(predicate, m.at):
+        for k in m.keys:
+            h = held.pop(k, None)
+            if h:
+                gone.append(h)
+    return gone
+
+
+def _beliefs(held: dict[str, Held], predicate: str) -> list[Belief]:
+    out = []
+    for h in held.values():
+        b = belief_from_event(h.event, predicate, h.value, promoted=h.promoted)
+        if h.replaced:
+            b = Belief(
+                b.subject, b.predicate, b.value, b.observed_at, b.event_id, b.source, b.confidence, b.kind,
+                b.evidence, b.evidence_id, b.stored_as, h.replaced, (), b.promoted_from,
+            )
+        out.append(b)
+    return out
+
+
+def fold(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> list[Belief]:
+    """What is believed about (subject, predicate) at an instant (an event exactly at it counts)."""
+    held: dict[str, Held] = {}
+    for m in moves(events, subject, predicate, timeline):
+        if m.at > at:
+            break
+        _apply(m, held, predicate, timeline)
+    return _beliefs(held, predicate)
+
+
+def walk(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> Iterator[Step]:
+    """Every move of the pair in fold order, with the values held before and after it."""
+    held: dict[str, Held] = {}
+    for m in moves(events, subject, predicate, timeline):
+        before = list(held.values())
+        before_ids = [(h.event.id, h.value) for h in before]
+        gone = _apply(m, held, predicate, timeline)
+        after = list(held.values())
+        changed = bool(gone) or [(h.event.id, h.value) for h in after] != before_ids
+        yield Step(m, before, after, gone, changed)
+
+
+def beliefs_of(held: list[Held], predicate: str) -> list[Belief]:
+    return _beliefs({value_key(h.value): h for h in held}, predicate)
+
+
+def attach_elsewhere(beliefs: list[Belief]) -> list[Belief]:
+    """Give each typed belief the same value held about its subject under other typed predicates.
+
+    ``beliefs`` are one instant's answers; nothing is decided by what this finds.
+    """
+    from dataclasses import replace
+
+    from .records import Elsewhere
+
+    by_key: dict[tuple[str, str], list[Belief]] = {}
+    for b in beliefs:
+        if b.predicate != NOTE:
+            by_key.setdefault((b.subject, b.key), []).append(b)
+    out = []
+    for b in beliefs:
+        group = by_key.get((b.subject, b.key), []) if b.predicate != NOTE else []
+        others = tuple(
+            Elsewhere(o.predicate, o.value, o.observed_at, o.event_id) for o in group if o.predicate != b.predicate
+        )
+        out.append(replace(b, elsewhere=others) if others else b)
+    return out

@@ -1,0 +1,288 @@
+"""History, diff and explain: pure readings of folds (no clock, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from .fold import ASSERT, CLEAR, EXCLUDE, REPLACES, RETRACT, Held, Step, beliefs_of, walk
+from .instants import format_rfc3339
+from .records import Belief, Event
+from .registry import RegistryRecord
+from .timeline import LoggedRecord, Timeline
+from .values import Value, value_key
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryStep:
+    at: int
+    event_id: str
+    action: str  # assert, retract, retract_all, exclude, replaces, promote
+    value: Value | None
+    stored_as: str  # the name the event was stored under
+    before: tuple[Value, ...]
+    after: tuple[Value, ...]
+    withdrawn: tuple[Value, ...]
+    source: str
+    evidence: str
+    via: str = ""  # for exclude: the excluding predicate
+    caused_by: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "at": format_rfc3339(self.at),
+            "event_id": self.event_id,
+            "action": self.action,
+            "value": self.value,
+            "stored_as": self.stored_as,
+            "before": list(self.before),
+            "after": list(self.after),
+            "withdrawn": list(self.withdrawn),
+            "source": self.source,
+            "evidence": self.evidence,
+            "via": self.via,
+            "caused_by": self.caused_by,
+        }
+
+
+def _values(held: list[Held]) -> tuple[Value, ...]:
+    return tuple(h.value for h in held)
+
+
+def _history_step(s: Step) -> HistoryStep:
+    m = s.move
+    action = "promote" if m.promoted else m.action
+    return HistoryStep(
+        at=m.at,
+        event_id=m.event.id,
+        action=action,
+        value=m.value if m.action != REPLACES else None,
+        stored_as=m.event.predicate,
+        before=_values(s.before),
+        after=_values(s.after),
+        withdrawn=_values(s.withdrawn),
+        source=m.event.source,
+        evidence=m.event.evidence or (str(m.event.value) if m.promoted else ""),
+        via=m.via or (m.event.predicate if m.action == REPLACES else ""),
+        caused_by=m.event.caused_by,
+    )
+
+
+def history(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> list[HistoryStep]:
+    """Every event of the pair, oldest first, with the values held just before and after.
+
+    Events of other predicates (an exclusion, a ``replaces``) appear only where they
+    withdrew something here, so each step still agrees with an as-of read.
+    """
+    out = []
+    for s in walk(events, subject, predicate, timeline):
+        if s.move.action in (EXCLUDE, REPLACES) and not s.withdrawn:
+            continue
+        out.append(_history_step(s))
+    return out
+
+
+# --- diff -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    subject: str
+    predicate: str
+    before: tuple[Value, ...]
+    after: tuple[Value, ...]
+    began: tuple[Value, ...]
+    stopped: tuple[Value, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "before": list(self.before),
+            "after": list(self.after),
+            "began": list(self.began),
+            "stopped": list(self.stopped),
+        }
+
+
+def change_of(subject: str, predicate: str, before: Iterable[Value], after: Iterable[Value]) -> Change | None:
+    """The difference between two answers of one pair, by value identity; None if equal."""
+    b, a = tuple(before), tuple(after)
+    bk = {value_key(v) for v in b}
+    ak = {value_key(v) for v in a}
+    began = tuple(v for v in a if value_key(v) not in bk)
+    stopped = tuple(v for v in b if value_key(v) not in ak)
+    if not began and not stopped:
+        return None
+    return Change(subject, predicate, b, a, began, stopped)
+
+
+def diff_answers(
+    before: Mapping[tuple[str, str], Iterable[Value]], after: Mapping[tuple[str, str], Iterable[Value]]
+) -> list[Change]:
+    """Each pair whose answer differs between two sets of answers, sorted by pair."""
+    out = []
+    for pair in sorted(set(before) | set(after)):
+        c = change_of(pair[0], pair[1], before.get(pair, ()), after.get(pair, ()))
+        if c is not None:
+            out.append(c)
+    return out
+
+
+# --- explain ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    at: int
+    op: str
+    name: str
+    change: str
+    record: RegistryRecord
+    event_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.record.definition
+        return {
+            "at": format_rfc3339(self.at),
+            "op": self.op,
+            "name": self.name,
+            "change": self.change,
+            "cardinality": d.cardinality if d else None,
+            "value_type": (d.value_type or "string") if d else None,
+            "excludes": list(d.excludes) if d else [],
+            "historical": d.historical if d else False,
+            "operator": self.record.operator,
+            "reason": self.record.reason,
+            "plan": self.record.plan,
+            "event_id": self.event_id,
+        }
+
+
+def describe_record(r: LoggedRecord, predicate: str) -> str:
+    rec = r.record
+    d = rec.definition
+    if rec.op == "merge":
+        return f"{rec.name} merged into {rec.into}" + (f" (automatic match, score {rec.score:.2f})" if rec.score else "")
+    if rec.op == "split":
+        return f"{rec.name} split from the predicate it was merged into"
+    if rec.op == "promote":
+        return f"{len(rec.notes)} note(s) promoted into {rec.name}"
+    assert d is not None
+    shape = f"{d.cardinality}-valued {d.value_type or 'string'}"
+    extra = []
+    if d.excludes:
+        extra.append("excludes " + ", ".join(d.excludes))
+    if d.historical:
+        extra.append("historical")
+    tail = (": " + shape + ("; " + "; ".join(extra) if extra else ""))
+    if rec.name != predicate and predicate in d.excludes:
+        return f"{rec.name} excludes {predicate}" + tail
+    if rec.op == "redefine":
+        return ("redefined for its whole history" if rec.retroactive else "redefined from this instant") + tail
+    if rec.op == "define":
+        return "defined on first use" + tail
+    return "declared" + tail
+
+
+def rules_for(predicate: str, timeline: Timeline) -> list[Rule]:
+    p = timeline.canonical(predicate)
+    return [
+        Rule(r.at, r.record.op, r.record.name, describe_record(r, p), r.record, r.event_id)
+        for r in timeline.governing(p)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ValueReason:
+    """Why one value is (or is no longer) believed."""
+
+    value: Value
+    held: bool
+    reason: str
+    event_id: str
+    at: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "held": self.held,
+            "reason": self.reason,
+            "event_id": self.event_id,
+            "at": format_rfc3339(self.at),
+        }
+
+
+def _reason(s: Step, predicate: str) -> str:
+    m = s.move
+    if m.action == ASSERT:
+        base = f"promoted from note {m.event.id}" if m.promoted else "stated"
+        return base
+    if m.action == RETRACT:
+        return "retracted" + (f" (caused by {m.event.caused_by})" if m.event.caused_by else "")
+    if m.action == CLEAR:
+        return "retracted with every value of the pair"
+    if m.action == EXCLUDE:
+        return f"withdrawn by exclusion: {m.via} {m.value!r} excludes {predicate}"
+    return f"withdrawn by replaces of {m.event.predicate} event {m.event.id}"
+
+
+def value_reasons(steps: list[Step], predicate: str, at: int) -> list[ValueReason]:
+    """For every value the pair ever held up to ``at``: the move that last decided it."""
+    last: dict[str, ValueReason] = {}
+    for s in steps:
+        m = s.move
+        if m.at > at:
+            break
+        for h in s.withdrawn:
+            k = value_key(h.value)
+            why = _reason(s, predicate)
+            if m.action == ASSERT:
+                why = f"replaced by {m.value!r} ({predicate} was single-valued then)"
+            last[k] = ValueReason(h.value, False, why, m.event.id, m.at)
+        if m.action == ASSERT:
+            k = m.key
+            prev = last.get(k)
+            reason = _reason(s, predicate)
+            if prev is not None and prev.held:
+                reason = "restated"
+            after = next((h for h in s.after if value_key(h.value) == k), None)
+            if after is not None and after.replaced:
+                reason += "; replaced " + ", ".join(repr(p.value) for p in after.replaced)
+            last[k] = ValueReason(m.value, True, reason, m.event.id, m.at)  # type: ignore[arg-type]
+    return list(last.values())
+
+
+@dataclass(frozen=True)
+class Explanation:
+    subject: str
+    predicate: str
+    at: int
+    beliefs: list[Belief]
+    reasons: list[ValueReason]
+    rules: list[Rule]
+    steps: list[HistoryStep]
+    events: list[Event] = field(default_factory=list)
+
+
+def explain(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> Explanation:
+    evs = list(events)
+    p = timeline.canonical(predicate)
+    steps = list(walk(evs, subject, p, timeline))
+    held: list[Held] = []
+    for s in steps:
+        if s.move.at > at:
+            break
+        held = s.after
+    beliefs = beliefs_of(held, p)
+    used = {s.move.event.id for s in steps}
+    return Explanation(
+        subject=subject,
+        predicate=p,
+        at=at,
+        beliefs=beliefs,
+        reasons=value_reasons(steps, p, at),
+        rules=rules_for(p, timeline),
+        steps=[_history_step(s) for s in steps if not (s.move.action in (EXCLUDE, REPLACES) and not s.withdrawn)],
+        events=[e for e in evs if e.id in used],
+    )

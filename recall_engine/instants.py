@@ -1,0 +1,103 @@
+"""Instants are integer nanoseconds since the Unix epoch, UTC.
+
+Python's ``datetime`` stops at microseconds, and ids, ordering and digests need
+nanoseconds (the Go engine nudges instants by 1 ns), so instants never pass
+through ``datetime`` on their way in or out except for calendar arithmetic.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import datetime, timezone
+
+from .errors import InvalidInput
+
+NS = 1_000_000_000
+DAY_NS = 86_400 * NS
+MINUTE_NS = 60 * NS
+
+_RFC3339 = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"([Zz]|[+-]\d{2}:\d{2})$"
+)
+_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+
+
+def _epoch_seconds(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0) -> int:
+    # datetime validates the calendar (month 13, Feb 30...) for us.
+    datetime(y, mo, d, h, mi, s)
+    return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+
+
+def parse_instant(text: str, *, what: str = "instant") -> int:
+    """Parse RFC3339 (any fraction, any offset) or a day (its midnight UTC)."""
+    raw = text.strip() if isinstance(text, str) else text
+    if not isinstance(raw, str) or not raw:
+        raise InvalidInput(f"{what} must be an RFC3339 time or a day such as 2026-09-01, got {text!r}")
+    m = _DAY.match(raw)
+    try:
+        if m:
+            y, mo, d = (int(g) for g in m.groups())
+            return _epoch_seconds(y, mo, d) * NS
+        m = _RFC3339.match(raw)
+        if not m:
+            raise ValueError
+        y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+        frac = m.group(7) or ""
+        ns = int(frac.ljust(9, "0")) if frac else 0
+        total = _epoch_seconds(y, mo, d, h, mi, s) * NS + ns
+        off = m.group(8)
+        if off not in ("Z", "z"):
+            sign = 1 if off[0] == "+" else -1
+            oh, om = int(off[1:3]), int(off[4:6])
+            if oh > 23 or om > 59:
+                raise ValueError
+            total -= sign * (oh * 3600 + om * 60) * NS
+        return total
+    except ValueError:
+        raise InvalidInput(
+            f"{what} must be an RFC3339 time or a day such as 2026-09-01, got {text!r}"
+        ) from None
+
+
+def _split(ns: int) -> tuple[datetime, int]:
+    secs, frac = divmod(ns, NS)
+    return datetime.fromtimestamp(secs, tz=timezone.utc), frac
+
+
+def format_fixed(ns: int) -> str:
+    """The storage form: UTC with exactly nine fractional digits (sorts lexically)."""
+    dt, frac = _split(ns)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
+
+
+def format_rfc3339(ns: int) -> str:
+    """RFC3339 UTC with trailing fractional zeros trimmed, as Go's JSON encoder writes it."""
+    dt, frac = _split(ns)
+    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if frac:
+        base += "." + f"{frac:09d}".rstrip("0")
+    return base + "Z"
+
+
+def format_day(ns: int) -> str:
+    return _split(ns)[0].strftime("%Y-%m-%d")
+
+
+def day_start(ns: int) -> int:
+    return ns - ns % DAY_NS
+
+
+def weekday(ns: int) -> int:
+    """Sunday = 0 ... Saturday = 6, as Go numbers weekdays."""
+    return (_split(ns)[0].weekday() + 1) % 7
+
+
+def add_months(ns: int, months: int) -> int:
+    """Calendar month arithmetic with Go's AddDate normalisation (Jan 31 + 1 month = Mar 3)."""
+    dt, frac = _split(ns)
+    total = dt.year * 12 + (dt.month - 1) + months
+    y, m0 = divmod(total, 12)
+    first = calendar.timegm((y, m0 + 1, 1, dt.hour, dt.minute, dt.second, 0, 0, 0))
+    return (first + (dt.day - 1) * 86_400) * NS + frac

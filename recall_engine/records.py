@@ -1,0 +1,334 @@
+"""Statement events, their ids, their JSON form and strict decoding; beliefs.
+
+An event is immutable and identified by its content and instant
+(reference 1.2); a belief is what the fold derives from events, never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .errors import InvalidEvent
+from .instants import format_fixed, format_rfc3339, parse_instant
+from .text import PREDICATE_RE
+from .values import Value, value_key
+
+EVENT_VERSION = "recall-event-v3"
+FOLD_VERSION = "recall-fold-v4"
+
+KINDS = ("fact", "preference")
+SOURCES = ("user_stated", "agent_inferred", "tool_result", "operator")
+MAX_EVIDENCE_BYTES = 2048
+
+REGISTRY_SUBJECT = "recall:registry"
+REGISTRY_PREDICATE = "registry_change"
+REVIEW_SUBJECT = "recall:review"
+REVIEW_PREDICATE = "review_decision"
+RESERVED_PAIRS = frozenset({(REGISTRY_SUBJECT, REGISTRY_PREDICATE), (REVIEW_SUBJECT, REVIEW_PREDICATE)})
+
+
+def event_id(subject: str, predicate: str, value: object, retraction: bool, observed_at: int) -> str:
+    raw = "\x00".join(
+        (subject, predicate, value_key(value), "retract" if retraction else "assert", format_fixed(observed_at))
+    )
+    return "m-" + hashlib.sha256(raw.encode()).digest()[:12].hex()
+
+
+@dataclass(frozen=True, slots=True)
+class Replace:
+    """One earlier belief a statement withdraws, under any predicate."""
+
+    predicate: str
+    value: Value
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    id: str
+    kind: str
+    subject: str
+    predicate: str
+    value: Value | None
+    confidence: float
+    source: str
+    retraction: bool
+    observed_at: int  # nanoseconds since the epoch, UTC
+    evidence: str = ""
+    evidence_id: str = ""
+    replaces: tuple[Replace, ...] = ()
+    caused_by: str = ""
+
+    @property
+    def key(self) -> str:
+        return value_key(self.value)
+
+    @property
+    def blanket(self) -> bool:
+        return self.retraction and self.value is None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "value": self.value,
+            "confidence": self.confidence,
+            "source": self.source,
+            "retraction": self.retraction,
+            "observed_at": format_rfc3339(self.observed_at),
+        }
+        if self.evidence:
+            out["evidence"] = self.evidence
+        if self.evidence_id:
+            out["evidence_id"] = self.evidence_id
+        if self.replaces:
+            out["replaces"] = [{"predicate": r.predicate, "value": r.value} for r in self.replaces]
+        if self.caused_by:
+            out["caused_by"] = self.caused_by
+        return out
+
+
+def make_event(
+    subject: str,
+    predicate: str,
+    value: Value | None,
+    observed_at: int,
+    *,
+    retraction: bool = False,
+    kind: str = "fact",
+    confidence: float = 1.0,
+    source: str = "user_stated",
+    evidence: str = "",
+    evidence_id: str = "",
+    replaces: Iterable[Replace] = (),
+    caused_by: str = "",
+) -> Event:
+    """Build an event with its derived id. Callers validate their inputs first."""
+    return Event(
+        id=event_id(subject, predicate, value, retraction, observed_at),
+        kind=kind,
+        subject=subject,
+        predicate=predicate,
+        value=value,
+        confidence=confidence,
+        source=source,
+        retraction=retraction,
+        observed_at=observed_at,
+        evidence=evidence,
+        evidence_id=evidence_id,
+        replaces=tuple(replaces),
+        caused_by=caused_by,
+    )
+
+
+_FIELDS = frozenset(
+    (
+        "id", "kind", "subject", "predicate", "value", "confidence", "source", "retraction",
+        "observed_at", "evidence", "evidence_id", "replaces", "caused_by",
+    )
+)
+
+
+def _bad(eid: object, what: str) -> InvalidEvent:
+    return InvalidEvent(f"event {eid!r} has invalid {what}")
+
+
+def _check_value(eid: object, value: object, *, allow_null: bool) -> None:
+    if value is None:
+        if not allow_null:
+            raise _bad(eid, "value (null on an assertion)")
+    elif isinstance(value, bool):
+        pass
+    elif isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise _bad(eid, "value (not a finite number)")
+    elif isinstance(value, str):
+        if not value.strip():
+            raise _bad(eid, "value (blank)")
+    else:
+        raise _bad(eid, "value")
+
+
+def _text_field(eid: object, obj: dict[str, Any], name: str) -> str:
+    v = obj.get(name)
+    if v is None:
+        return ""
+    if not isinstance(v, str) or not v.strip():
+        raise _bad(eid, name)
+    return v
+
+
+def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources: tuple[str, ...] = SOURCES) -> Event:
+    """Strictly decode one event from its JSON form; an invalid event names its field.
+
+    ``observed_at`` may be given when the store keeps the instant in its own column.
+    """
+    if not isinstance(obj, dict):
+        raise InvalidEvent(f"event must be a JSON object, got {type(obj).__name__}")
+    eid = obj.get("id")
+    unknown = obj.keys() - _FIELDS
+    if unknown:
+        raise _bad(eid, f"field {sorted(unknown)[0]!r} (unknown)")
+    if not isinstance(eid, str) or not eid.strip():
+        raise _bad(eid, "id")
+    kind = obj.get("kind")
+    if kind not in KINDS:
+        raise _bad(eid, "kind")
+    subject = obj.get("subject")
+    if not isinstance(subject, str) or not subject.strip():
+        raise _bad(eid, "subject")
+    predicate = obj.get("predicate")
+    if not isinstance(predicate, str) or not PREDICATE_RE.match(predicate):
+        raise _bad(eid, "predicate")
+    source = obj.get("source")
+    if source not in allowed_sources:
+        raise _bad(eid, "source")
+    conf = obj.get("confidence")
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not (0 <= conf <= 1):
+        raise _bad(eid, "confidence")
+    retraction = obj.get("retraction", False)
+    if not isinstance(retraction, bool):
+        raise _bad(eid, "retraction")
+    value = obj.get("value")
+    _check_value(eid, value, allow_null=retraction)
+    if observed_at is None:
+        at = obj.get("observed_at")
+        if not isinstance(at, str):
+            raise _bad(eid, "observed_at")
+        try:
+            observed_at = parse_instant(at)
+        except Exception:
+            raise _bad(eid, "observed_at") from None
+    evidence = _text_field(eid, obj, "evidence")
+    if evidence:
+        if retraction:
+            raise _bad(eid, "evidence (on a retraction)")
+        if len(evidence.encode("utf-8", "surrogatepass")) > MAX_EVIDENCE_BYTES:
+            raise _bad(eid, "evidence (longer than 2048 bytes)")
+    evidence_id = _text_field(eid, obj, "evidence_id")
+    caused_by = _text_field(eid, obj, "caused_by")
+    replaces: tuple[Replace, ...] = ()
+    raw = obj.get("replaces")
+    if raw is not None:
+        if not isinstance(raw, list):
+            raise _bad(eid, "replaces")
+        items = []
+        for r in raw:
+            if not isinstance(r, dict) or r.keys() != {"predicate", "value"}:
+                raise _bad(eid, "replaces")
+            if not isinstance(r["predicate"], str) or not PREDICATE_RE.match(r["predicate"]):
+                raise _bad(eid, "replaces predicate")
+            _check_value(eid, r["value"], allow_null=False)
+            items.append(Replace(r["predicate"], r["value"]))
+        replaces = tuple(items)
+    return Event(
+        eid, kind, subject, predicate, value, float(conf) if isinstance(conf, int) else conf, source,
+        retraction, observed_at, evidence, evidence_id, replaces, caused_by,
+    )
+
+
+def sort_key(e: Event) -> tuple[int, int, str]:
+    """Fold order: instant, then assertions before retractions, then id."""
+    return (e.observed_at, 1 if e.retraction else 0, e.id)
+
+
+# --- beliefs -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PriorValue:
+    value: Value
+    observed_at: int
+    event_id: str
+    source: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "value": self.value,
+            "observed_at": format_rfc3339(self.observed_at),
+            "event_id": self.event_id,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Elsewhere:
+    predicate: str
+    value: Value
+    observed_at: int
+    event_id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "predicate": self.predicate,
+            "value": self.value,
+            "observed_at": format_rfc3339(self.observed_at),
+            "event_id": self.event_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Belief:
+    subject: str
+    predicate: str  # the canonical name
+    value: Value
+    observed_at: int
+    event_id: str
+    source: str
+    confidence: float
+    kind: str
+    evidence: str = ""
+    evidence_id: str = ""
+    stored_as: str = ""  # the name the event was stored under, when it differs
+    replaced: tuple[PriorValue, ...] = ()
+    elsewhere: tuple[Elsewhere, ...] = ()
+    promoted_from: str = ""  # the note event this belief was promoted from
+
+    @property
+    def key(self) -> str:
+        return value_key(self.value)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "value": self.value,
+            "observed_at": format_rfc3339(self.observed_at),
+            "event_id": self.event_id,
+            "source": self.source,
+            "confidence": self.confidence,
+            "kind": self.kind,
+        }
+        if self.evidence:
+            out["evidence"] = self.evidence
+        if self.evidence_id:
+            out["evidence_id"] = self.evidence_id
+        if self.stored_as:
+            out["stored_as"] = self.stored_as
+        if self.promoted_from:
+            out["promoted_from"] = self.promoted_from
+        out["replaced"] = [p.to_json() for p in self.replaced]
+        out["elsewhere"] = [e.to_json() for e in self.elsewhere]
+        return out
+
+
+def belief_from_event(e: Event, predicate: str, value: Value | None = None, *, promoted: bool = False) -> Belief:
+    return Belief(
+        subject=e.subject,
+        predicate=predicate,
+        value=e.value if value is None else value,
+        observed_at=e.observed_at,
+        event_id=e.id,
+        source=e.source,
+        confidence=e.confidence,
+        kind=e.kind,
+        # a promoted note is its own evidence: its words and its id
+        evidence=str(e.value) if promoted else e.evidence,
+        evidence_id=e.id if promoted else e.evidence_id,
+        stored_as=e.predicate if e.predicate != predicate else "",
+        promoted_from=e.id if promoted else "",
+    )

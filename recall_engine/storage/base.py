@@ -1,0 +1,161 @@
+"""The storage contract: one collection's append-only event log.
+
+Every backend (SQLite, PostgreSQL) implements ``Store`` and ``Backend`` and
+passes the same conformance suite (tests/storage). A store knows events, log
+positions and indexes; it knows nothing of folds or registries.
+
+Rules every implementation keeps:
+- ``append`` is one transaction: all of the batch lands, or none of it.
+  An event whose id is already stored is skipped (same content, same id).
+- Listings are complete or refused: read ``limit + 1`` rows and raise
+  ``IncompleteHistory`` naming the limit when more exist; never truncate.
+- A row that does not decode raises ``InvalidEvent`` naming the event id;
+  the whole read fails, never a partial answer.
+- Positions only grow, in append order; ``position()`` is the highest one
+  (0 for an empty collection) and serves as the watermark.
+- The database itself refuses UPDATE and DELETE of events.
+- Collection names never reach SQL text; they are parameters.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..errors import InvalidInput
+from ..records import Event
+
+MAX_PAIR_EVENTS = 10_000
+COLLECTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+
+
+def check_collection(name: str) -> str:
+    if not isinstance(name, str) or not COLLECTION_RE.match(name):
+        raise InvalidInput(
+            f"collection name must be 1 to 63 letters, digits, '_', '.' or '-', starting with a letter or digit; got {name!r}"
+        )
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A search hit: the event, its rank position in its own list, and a score."""
+
+    event: Event
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """What an appended event touched, for stale-plan detection."""
+
+    position: int
+    subject: str
+    predicate: str
+    value_key: str
+
+
+class Store(ABC):
+    """One collection of one backend."""
+
+    collection: str
+    read_only: bool
+
+    # --- writes ---
+    @abstractmethod
+    def append(self, events: Sequence[Event]) -> int:
+        """Append in one transaction; skip ids already stored; return the new position."""
+
+    # --- watermarks ---
+    @abstractmethod
+    def position(self) -> int: ...
+
+    @abstractmethod
+    def count(self) -> int: ...
+
+    @abstractmethod
+    def touched_since(self, position: int, limit: int = 100_000) -> list[Touch]:
+        """(subject, predicate, value key) of every event appended after ``position``."""
+
+    # --- complete reads (limit + 1, refused past limit) ---
+    @abstractmethod
+    def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
+        """Every event of ``subject`` stored under any of ``predicates``."""
+
+    @abstractmethod
+    def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
+        """Every event of a subject (profile reads)."""
+
+    @abstractmethod
+    def events_by_id(self, ids: Sequence[str]) -> list[Event]:
+        """The stored events with these ids (unknown ids are left out)."""
+
+    @abstractmethod
+    def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
+        """Events of ``subject`` whose ``replaces`` names any of ``predicates``."""
+
+    @abstractmethod
+    def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
+        """Every event of ``subject`` whose value has one of these keys (any predicate)."""
+
+    # --- streams for previews, conflicts, exports (ordered, bounded memory) ---
+    @abstractmethod
+    def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
+        """Every event stored under these names (optionally only these subjects), grouped by subject."""
+
+    @abstractmethod
+    def all_events(self, after_position: int = 0) -> Iterator[Event]:
+        """Every event in position order."""
+
+    @abstractmethod
+    def shared_values(self, exclude_predicates: Sequence[str] = ()) -> Iterator[tuple[str, str, list[str]]]:
+        """(subject, value key, stored predicate names) where one subject asserted one value under
+        two or more stored names, ignoring ``exclude_predicates``: conflict candidates, by index."""
+
+    # --- registry ---
+    @abstractmethod
+    def registry_events(self) -> list[Event]: ...
+
+    # --- browsing ---
+    @abstractmethod
+    def subjects(self, prefix: str = "", limit: int = 1000) -> list[tuple[str, int]]:
+        """Subjects with their event counts, most events first."""
+
+    @abstractmethod
+    def pairs(self, subject: str) -> list[tuple[str, int]]:
+        """Stored predicate names of a subject with their event counts."""
+
+    @abstractmethod
+    def predicate_counts(self) -> dict[str, int]:
+        """Events per stored predicate name."""
+
+    # --- search ---
+    @abstractmethod
+    def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]: ...
+
+    @abstractmethod
+    def vector_search(self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None) -> list[Hit]: ...
+
+
+class Backend(ABC):
+    url_for_display: str
+
+    @abstractmethod
+    def store(self, collection: str, *, create: bool = True) -> Store: ...
+
+    @abstractmethod
+    def collections(self) -> list[tuple[str, int]]:
+        """Every collection with its event count."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> "Backend":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

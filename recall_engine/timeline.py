@@ -1,0 +1,281 @@
+"""The registry timeline: the registry log folded into names and rules.
+
+Two clocks, kept apart on purpose (semantics section 2): names (renames, merge,
+split, promote) resolve through the whole log as it stands at read time; rules
+(cardinality, excludes, historical) are read as of each event's instant unless
+a retroactive redefine covers the whole history. Pure: no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import RegistryError
+from .records import Event
+from .registry import NOTE_DEFINITION, Definition, Promotion, RegistryRecord, decode_record
+from .text import NOTE
+
+DEFINING = ("declare", "define", "redefine", "split")
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedRecord:
+    at: int
+    event_id: str
+    record: RegistryRecord
+    ignored: bool = False  # a `define` of a name that already had a definition
+
+
+class Timeline:
+    """Names and rules of one collection's registry, folded from its log."""
+
+    def __init__(self, events: Iterable[Event] = (), records: Iterable[LoggedRecord] | None = None) -> None:
+        if records is None:
+            items = []
+            seen: set[str] = set()
+            for e in sorted(events, key=lambda e: (e.observed_at, e.id)):
+                if e.id in seen:
+                    continue
+                seen.add(e.id)
+                items.append(LoggedRecord(e.observed_at, e.id, decode_record(e)))
+        else:
+            items = sorted(records, key=lambda r: (r.at, r.event_id))
+        self.log: list[LoggedRecord] = []
+        defined: set[str] = set()
+        for r in items:
+            rec = r.record
+            ignored = rec.op == "define" and rec.name in defined
+            if rec.op in DEFINING:
+                defined.add(rec.name)
+            self.log.append(LoggedRecord(r.at, r.event_id, rec, ignored) if ignored != r.ignored else r)
+        self._build()
+
+    # --- construction -------------------------------------------------------
+
+    def _build(self) -> None:
+        defs: dict[str, list[tuple[int, int, LoggedRecord]]] = {}
+        last_def_index: dict[str, int] = {}
+        for i, r in enumerate(self.log):
+            if r.ignored or r.record.op not in DEFINING:
+                continue
+            defs.setdefault(r.record.name, []).append((r.at, i, r))
+            last_def_index[r.record.name] = i
+
+        # Renames: names listed as aliases in a predicate's latest definition,
+        # unless that name has a definition of its own recorded later.
+        renamed: dict[str, str] = {}
+        for name in sorted(defs):
+            latest_i, latest = defs[name][-1][1], defs[name][-1][2]
+            assert latest.record.definition is not None
+            for a in latest.record.definition.aliases:
+                if last_def_index.get(a, -1) > latest_i or a in renamed:
+                    continue
+                renamed[a] = name
+
+        # Merges, in log order; a definition of the name recorded after the merge
+        # (a split, or a re-definition) ends it. The first effective merge wins.
+        merged: dict[str, tuple[str, int]] = {}
+        for i, r in enumerate(self.log):
+            rec = r.record
+            if rec.op != "merge":
+                continue
+            if last_def_index.get(rec.name, -1) > i or rec.name in renamed:
+                continue
+            if rec.name in merged:
+                prev_i = merged[rec.name][1]
+                if last_def_index.get(rec.name, -1) < prev_i:
+                    continue
+            merged[rec.name] = (rec.into, i)
+
+        self._renamed = renamed
+        self._merged = {k: v[0] for k, v in merged.items()}
+        self._merge_index = {k: v[1] for k, v in merged.items()}
+        self._canon: dict[str, str] = {}
+
+        # Rule history per owner: its own definitions and those of its former names.
+        owners: dict[str, list[tuple[int, int, LoggedRecord]]] = {}
+        for name, items in defs.items():
+            owner = renamed.get(name, name)
+            if name in self._merged and owner == name:
+                # a merged name keeps its definitions for the day it is split again
+                pass
+            owners.setdefault(owner, []).extend(items)
+        self._rules: dict[str, tuple[list[int], list[Definition], int]] = {}
+        for owner, items in owners.items():
+            items.sort(key=lambda t: t[1])
+            ats = [t[0] for t in items]
+            ds = [t[2].record.definition for t in items]  # type: ignore[misc]
+            last_retro = max((k for k, t in enumerate(items) if t[2].record.retroactive), default=-1)
+            self._rules[owner] = (ats, ds, last_retro)  # type: ignore[assignment]
+        self._rule_cache: dict[tuple[str, int], Definition] = {}
+
+        # Predicates readable now: every defined name that is not renamed or merged away.
+        self._predicates: dict[str, Definition] = {NOTE: NOTE_DEFINITION}
+        for owner in self._rules:
+            if owner in self._merged or owner in renamed:
+                continue
+            d = self._rules[owner][1][-1]
+            self._predicates[owner] = d
+        if NOTE in self._rules:
+            self._predicates[NOTE] = self._rules[NOTE][1][-1]
+
+        # Exclusions, resolved to canonical names: target -> predicates that exclude it.
+        self._excluders: dict[str, set[str]] = {}
+        for owner, (_, ds, _) in self._rules.items():
+            q = self.canonical(owner)
+            for d in ds:
+                for x in d.excludes:
+                    p = self.canonical(x)
+                    if p != q:
+                        self._excluders.setdefault(p, set()).add(q)
+
+        # Promotions: the latest promote record naming a note decides where it reads.
+        self._promoted: dict[str, tuple[str, Promotion, str]] = {}
+        for r in self.log:
+            if r.record.op == "promote":
+                for p in r.record.notes:
+                    self._promoted[p.event_id] = (r.record.name, p, r.event_id)
+
+        h = hashlib.sha256()
+        for r in self.log:
+            h.update(r.event_id.encode())
+            h.update(b"\n")
+        self.digest = "sha256:" + h.hexdigest()
+
+    # --- names --------------------------------------------------------------
+
+    def canonical(self, name: str) -> str:
+        """The predicate a name reads as now (through renames and merges)."""
+        hit = self._canon.get(name)
+        if hit is not None:
+            return hit
+        seen = {name}
+        cur = name
+        while True:
+            nxt = self._renamed.get(cur) or self._merged.get(cur)
+            if nxt is None or nxt in seen:
+                break
+            seen.add(nxt)
+            cur = nxt
+        self._canon[name] = cur
+        return cur
+
+    def stored_names(self, predicate: str) -> list[str]:
+        """Every name whose events fold as this predicate, the predicate first."""
+        p = self.canonical(predicate)
+        others = sorted(n for n in set(self._renamed) | set(self._merged) if n != p and self.canonical(n) == p)
+        return [p, *others]
+
+    def is_merged(self, name: str) -> bool:
+        return name in self._merged
+
+    def merged_into(self, name: str) -> str | None:
+        return self._merged.get(name)
+
+    def merged_names(self) -> dict[str, str]:
+        return dict(self._merged)
+
+    def renamed_names(self) -> dict[str, str]:
+        return dict(self._renamed)
+
+    def knows(self, name: str) -> bool:
+        return self.canonical(name) in self._predicates
+
+    def predicates(self) -> dict[str, Definition]:
+        """Readable predicates now, by canonical name, with their current definitions."""
+        return dict(self._predicates)
+
+    def definition(self, name: str) -> Definition | None:
+        return self._predicates.get(self.canonical(name))
+
+    def own_definition(self, name: str) -> Definition | None:
+        """A name's own latest definition, even when it is merged away."""
+        rules = self._rules.get(name)
+        return rules[1][-1] if rules else None
+
+    # --- rules --------------------------------------------------------------
+
+    def rule(self, predicate: str, at: int) -> Definition | None:
+        """The definition governing an event of this canonical predicate at an instant."""
+        rules = self._rules.get(predicate)
+        if rules is None:
+            return NOTE_DEFINITION if predicate == NOTE else None
+        ats, ds, last_retro = rules
+        if len(ds) == 1:
+            return ds[0]
+        idx = max(bisect_right(ats, at) - 1, last_retro, 0)
+        return ds[idx]
+
+    def multi_at(self, predicate: str, at: int) -> bool:
+        d = self.rule(predicate, at)
+        return d is not None and d.cardinality == "multi"
+
+    def historical_at(self, predicate: str, at: int) -> bool:
+        d = self.rule(predicate, at)
+        return d is not None and d.historical
+
+    def excluders(self, predicate: str) -> set[str]:
+        """Canonical predicates that exclude this one under some definition, ever."""
+        return set(self._excluders.get(predicate, ()))
+
+    def excludes_at(self, excluder: str, predicate: str, at: int) -> bool:
+        d = self.rule(excluder, at)
+        return d is not None and any(self.canonical(x) == predicate for x in d.excludes)
+
+    # --- promotions ---------------------------------------------------------
+
+    def promotion(self, note_event_id: str) -> tuple[str, Promotion, str] | None:
+        """Where a note event reads now: (canonical predicate, promotion, record id), or None."""
+        hit = self._promoted.get(note_event_id)
+        if hit is None:
+            return None
+        target = self.canonical(hit[0])
+        if target == NOTE:
+            return None  # promoted back: a note again
+        return (target, hit[1], hit[2])
+
+    def promotions_into(self, predicate: str, subject: str | None = None) -> list[Promotion]:
+        p = self.canonical(predicate)
+        out = []
+        for eid, (target, prom, _) in self._promoted.items():
+            if target != NOTE and self.canonical(target) == p and (subject is None or prom.subject == subject):
+                out.append(prom)
+        return out
+
+    def promoted_note_ids(self) -> set[str]:
+        return {eid for eid, (t, _, _) in self._promoted.items() if self.canonical(t) != NOTE}
+
+    # --- explain ------------------------------------------------------------
+
+    def governing(self, predicate: str) -> list[LoggedRecord]:
+        """Registry records that decide answers of this predicate, oldest first."""
+        p = self.canonical(predicate)
+        names = set(self.stored_names(p))
+        excluders = self.excluders(p)
+        out = []
+        for r in self.log:
+            rec = r.record
+            if r.ignored:
+                continue
+            if rec.name in names or (rec.op == "merge" and self.canonical(rec.into) == p):
+                out.append(r)
+            elif rec.op == "promote" and self.canonical(rec.name) == p:
+                out.append(r)
+            elif rec.definition is not None and self.canonical(rec.name) in excluders and any(
+                self.canonical(x) == p for x in rec.definition.excludes
+            ):
+                out.append(r)
+        return out
+
+    def with_records(self, extra: Iterable[LoggedRecord]) -> "Timeline":
+        """The timeline as it would be with these records appended (for previews)."""
+        return Timeline(records=[*self.log, *extra])
+
+
+def check_names(timeline: Timeline, names: Iterable[str]) -> None:
+    for n in names:
+        if not timeline.knows(n):
+            raise RegistryError(f"predicate {n!r} is not in the registry")
