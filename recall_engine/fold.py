@@ -71,6 +71,9 @@ def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timel
             if promo is not None:
                 if promo[0] == predicate:
                     out.setdefault((e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, promo[1].value, value_key(promo[1].value), promoted=True))
+                elif promo[0] in excluders:
+                    # a promoted note reads as an assertion of its predicate: it excludes like one
+                    out.setdefault((e.id, EXCLUDE), Move(e.observed_at, 1, e, EXCLUDE, promo[1].value, value_key(promo[1].value), via=promo[0]))
                 continue
         if c == predicate:
             if e.retraction:

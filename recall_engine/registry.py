@@ -132,7 +132,7 @@ def check_registry(defs: Mapping[str, Definition], where: str = "predicate regis
 
 # --- registry log records ---------------------------------------------------
 
-OPS = ("declare", "define", "redefine", "merge", "split", "promote")
+OPS = ("declare", "define", "redefine", "merge", "split", "promote", "vocabulary")
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +160,7 @@ class RegistryRecord:
     plan: str = ""
     score: float | None = None  # an automatic match: its similarity
     auto: bool = False  # written by a write under an open vocabulary, not by an operator
+    open: bool | None = None  # vocabulary: whether writes may define new predicates
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "name": self.name}
@@ -183,6 +184,8 @@ class RegistryRecord:
             out["score"] = round(self.score, 6)
         if self.auto:
             out["auto"] = True
+        if self.open is not None:
+            out["open"] = self.open
         return out
 
     def encode(self) -> str:
@@ -235,9 +238,18 @@ def decode_record(e: Event) -> RegistryRecord:
         raw = json.loads(e.value)
     except ValueError:
         raise RegistryError(f"{where} does not hold valid JSON") from None
+    return record_from_json(raw, where)
+
+
+def record_from_json(raw: object, where: str = "registry record") -> RegistryRecord:
+    """Decode one record from its JSON object (ours, with ``op``, or the Go engine's)."""
     if not isinstance(raw, dict):
         raise RegistryError(f"{where} does not hold a record")
     name = raw.get("name")
+    if raw.get("op") == "vocabulary":
+        if set(raw) - {"op", "name", "open", "operator", "reason", "plan"} or not isinstance(raw.get("open"), bool):
+            raise RegistryError(f"{where}: a vocabulary record holds only open: true or false")
+        return RegistryRecord(op="vocabulary", name="", open=raw["open"], operator=str(raw.get("operator", "")))
     if not isinstance(name, str) or not PREDICATE_RE.match(name) or name in RESERVED_PREDICATES:
         raise RegistryError(f"{where} names no usable predicate")
     if "op" not in raw:
@@ -245,7 +257,7 @@ def decode_record(e: Event) -> RegistryRecord:
     op = raw["op"]
     if op not in OPS:
         raise RegistryError(f"{where} has unknown op {op!r}")
-    known = {"op", "name", "definition", "into", "retroactive", "notes", "operator", "reason", "plan", "score", "auto"}
+    known = {"op", "name", "definition", "into", "retroactive", "notes", "operator", "reason", "plan", "score", "auto", "open"}
     extra = set(raw) - known
     if extra:
         raise RegistryError(f"{where}: unknown field {sorted(extra)[0]!r}")

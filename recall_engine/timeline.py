@@ -98,7 +98,10 @@ class Timeline:
         # Rule history per owner: its own definitions and those of its former names.
         owners: dict[str, list[tuple[int, int, LoggedRecord]]] = {}
         for name, items in defs.items():
-            owner = renamed.get(name, name)
+            owner, seen = name, {name}
+            while owner in renamed and renamed[owner] not in seen:  # a rename of a rename
+                owner = renamed[owner]
+                seen.add(owner)
             if name in self._merged and owner == name:
                 # a merged name keeps its definitions for the day it is split again
                 pass
@@ -138,6 +141,12 @@ class Timeline:
             if r.record.op == "promote":
                 for p in r.record.notes:
                     self._promoted[p.event_id] = (r.record.name, p, r.event_id)
+
+        # Vocabulary mode: the latest vocabulary record decides (closed by default).
+        self.open_vocabulary = False
+        for r in self.log:
+            if r.record.op == "vocabulary" and r.record.open is not None:
+                self.open_vocabulary = r.record.open
 
         h = hashlib.sha256()
         for r in self.log:

@@ -1,0 +1,494 @@
+"""Governance: stage registry changes as plans, preview their impact, apply exactly them.
+
+The CLI and the TUI both call these functions; neither holds a rule of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Sequence
+
+from recall_engine.errors import InvalidInput, PlanError, RecallError, RegistryError, StalePlan
+from recall_engine.memory import Memory
+from recall_engine.preview import Impact, subject_impact, summarize
+from recall_engine.records import REGISTRY_SUBJECT, Event
+from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
+from recall_engine.text import NOTE
+from recall_engine.timeline import Timeline
+from recall_engine.values import STORAGE_CLASS, normalize_value, parse_cli_value, value_key
+
+from .plans import Plan
+
+LARGE_BLAST_RADIUS = 1000  # answers changed before a plan is flagged as large
+
+
+@dataclass
+class Preview:
+    plan: Plan
+    impact: Impact
+    risks: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def changes_answers(self) -> bool:
+        return self.impact.answers_changed > 0 or self.impact.history_changed > 0 or self.impact.answers_changed_as_of > 0
+
+    def to_json(self) -> dict[str, Any]:
+        imp = self.impact.to_json()
+        return {
+            "plan": {
+                "id": self.plan.id,
+                "kind": self.plan.kind,
+                "title": self.plan.title,
+                "ops": [r.to_json() for r in self.plan.records],
+                "statements": [e.to_json() for e in self.plan.statements],
+                "based_on": {"position": self.plan.position, "registry_digest": self.plan.registry_digest},
+                "details": self.plan.details,
+            },
+            "impact": imp,
+            "risks": self.risks,
+        }
+
+
+# --- staging ----------------------------------------------------------------
+
+
+class Stager:
+    """Builds plans against one memory's current registry timeline and position."""
+
+    def __init__(self, memory: Memory, collection: str, operator: str) -> None:
+        self.memory = memory
+        self.collection = collection
+        self.operator = operator
+
+    def _plan(self, kind: str, title: str, records: Sequence[RegistryRecord], scope: Iterable[str], *,
+              statements: Sequence[Event] = (), details: dict[str, Any] | None = None, reason: str = "") -> Plan:
+        tl = self.memory.timeline()
+        at = self.memory.registry_instant(tl)
+        recs = tuple(replace(r, operator=self.operator, reason=reason or r.reason) for r in records)
+        after = tl.with_records(Plan(kind, title, self.collection, self.operator, 0, "", recs, at=at).logged())
+        names: set[str] = set()
+        for p in scope:
+            for t in (tl, after):
+                names.update(t.stored_names(p))
+                for q in t.excluders(t.canonical(p)):
+                    names.update(t.stored_names(q))
+        plan = Plan(
+            kind=kind, title=title, collection=self.collection, operator=self.operator,
+            position=self.memory.store.position(), registry_digest=tl.digest, records=recs,
+            statements=tuple(statements), at=at, scope=tuple(sorted(names)), details=details or {},
+        )
+        return plan.sealed()
+
+    def _known(self, name: str) -> str:
+        return self.memory.resolve(name)
+
+    def redefine(
+        self, name: str, *, cardinality: str | None = None, add_excludes: Sequence[str] = (),
+        remove_excludes: Sequence[str] = (), historical: bool | None = None, allowed: Sequence[str] | None = None,
+        description: str | None = None, retroactive: bool = False, reason: str = "",
+    ) -> Plan:
+        tl = self.memory.timeline()
+        p = self._known(name)
+        if p == NOTE:
+            raise PlanError('"note" cannot be redefined: it is always multi-valued free text')
+        d = tl.definition(p)
+        assert d is not None
+        excludes = list(d.excludes)
+        for x in add_excludes:
+            cx = self._known(x)
+            if cx == p:
+                raise PlanError(f"{p} cannot exclude itself")
+            if cx not in excludes:
+                excludes.append(cx)
+        for x in remove_excludes:
+            cx = tl.canonical(x)
+            if cx not in excludes and x not in excludes:
+                raise PlanError(f"{p} does not exclude {x}")
+            excludes = [e for e in excludes if e not in (x, cx)]
+        if allowed is not None and d.value_type != "enum":
+            raise PlanError(f"{p} is {d.value_type or 'string'}-valued; only an enum lists allowed values")
+        new = replace(
+            d,
+            cardinality=cardinality or d.cardinality,
+            excludes=tuple(excludes),
+            historical=d.historical if historical is None else historical,
+            allowed=tuple(allowed) if allowed is not None else d.allowed,
+            description=d.description if description is None else description,
+        )
+        try:
+            check_definition(new, "redefine")
+        except RegistryError as exc:
+            raise PlanError(str(exc)) from None
+        if new == d and not retroactive:
+            raise PlanError(f"redefine {p}: nothing to change (the definition already says that)")
+        changes = _describe_changes(d, new)
+        rec = RegistryRecord(op="redefine", name=p, definition=new, retroactive=retroactive)
+        title = f"redefine {p}: {changes or 'same rules'}" + (" (whole history)" if retroactive else " (from now on)")
+        scope = {p, *d.excludes, *new.excludes}
+        return self._plan("redefine", title, [rec], scope, reason=reason, details={"from": d.to_json(), "to": new.to_json()})
+
+    def merge(self, name: str, into: str, reason: str = "") -> Plan:
+        tl = self.memory.timeline()
+        a = self.memory._name(name, tl)
+        if not tl.knows(a):
+            raise self.memory._unknown(a, tl)
+        if tl.canonical(a) != a:
+            raise PlanError(f"{a} already reads as {tl.canonical(a)}; merge that predicate instead")
+        b = self._known(into)
+        if NOTE in (a, b):
+            raise PlanError(f'cannot merge "{a}" into "{b}": notes are promoted, not merged')
+        if a == b:
+            raise PlanError(f"cannot merge {a} into itself")
+        da, db = tl.definition(a), tl.definition(b)
+        assert da and db
+        if da.storage_class != db.storage_class:
+            raise PlanError(
+                f'cannot merge: "{a}" stores {da.storage_class} values and "{b}" stores {db.storage_class} values'
+            )
+        rec = RegistryRecord(op="merge", name=a, into=b)
+        return self._plan("merge", f"merge {a} into {b}", [rec], {a, b}, reason=reason,
+                          details={"from": da.to_json(), "into": db.to_json()})
+
+    def split(self, name: str, reason: str = "") -> Plan:
+        tl = self.memory.timeline()
+        a = self.memory._name(name, tl)
+        owner = tl.merged_into(a)
+        if owner is None:
+            raise PlanError(f"predicate {a!r} is not a merged name")
+        base = tl.own_definition(a) or tl.definition(owner)
+        assert base is not None
+        d = replace(base, name=a, aliases=())
+        rec = RegistryRecord(op="split", name=a, definition=d)
+        return self._plan("split", f"split {a} from {tl.canonical(a)}", [rec], {a, tl.canonical(a)}, reason=reason)
+
+    def define(self, name: str, *, cardinality: str, value_type: str, allowed: Sequence[str] = (),
+               description: str = "", excludes: Sequence[str] = (), historical: bool = False, reason: str = "") -> Plan:
+        tl = self.memory.timeline()
+        n = self.memory._name(name, tl)
+        if tl.knows(n):
+            raise PlanError(f"predicate {n!r} already exists; use redefine to change it")
+        d = Definition(n, cardinality, value_type, description, tuple(allowed), (), tuple(self._known(x) for x in excludes), historical)
+        try:
+            check_definition(d, "define")
+        except RegistryError as exc:
+            raise PlanError(str(exc)) from None
+        rec = RegistryRecord(op="declare", name=n, definition=d)
+        return self._plan("define", f"define {n} ({cardinality}-valued {value_type})", [rec], {n, *d.excludes}, reason=reason)
+
+    def promote(self, predicate: str, *, notes: dict[str, str] | None = None, match: str | None = None,
+                subject: str | None = None, new_definition: Definition | None = None, reason: str = "") -> Plan:
+        """Promote note events into a typed predicate: listed ids with values, or a regex whose group is the value."""
+        tl = self.memory.timeline()
+        records: list[RegistryRecord] = []
+        if new_definition is not None:
+            if tl.knows(new_definition.name):
+                raise PlanError(f"predicate {new_definition.name!r} already exists")
+            check_definition(new_definition, "promote")
+            records.append(RegistryRecord(op="declare", name=new_definition.name, definition=new_definition))
+            p, d = new_definition.name, new_definition
+        else:
+            p = self._known(predicate)
+            d = tl.definition(p)  # type: ignore[assignment]
+        if p == NOTE:
+            raise PlanError('promote files notes under another predicate, not "note"')
+        if (notes is None) == (match is None):
+            raise PlanError("promote needs either --note EVENT_ID=VALUE (one or more) or --match REGEX")
+        candidates = self._note_candidates(notes, match, subject, tl)
+        parsed: list[Promotion] = []
+        results: list[dict[str, Any]] = []
+        for e, raw in candidates:
+            try:
+                if raw is None:
+                    raise InvalidInput("the pattern matched but captured no value")
+                v = normalize_value(p, d.value_type, d.allowed, parse_cli_value(d.value_type, raw) if isinstance(raw, str) else raw)
+            except InvalidInput as exc:
+                results.append({"event_id": e.id, "subject": e.subject, "note": e.value, "ok": False, "error": str(exc)})
+                continue
+            parsed.append(Promotion(e.id, e.subject, v))
+            results.append({"event_id": e.id, "subject": e.subject, "note": e.value, "ok": True, "value": v})
+        if not parsed:
+            raise PlanError(f"no note could be promoted into {p}: " + ("; ".join(r["error"] for r in results[:5]) or "no note matched"))
+        records.append(RegistryRecord(op="promote", name=p, notes=tuple(parsed)))
+        return self._plan("promote", f"promote {len(parsed)} note(s) into {p}", records, {p, NOTE}, reason=reason,
+                          details={"notes": results, "parsed": len(parsed), "unparsed": len(results) - len(parsed)})
+
+    def _note_candidates(self, notes: dict[str, str] | None, match: str | None, subject: str | None,
+                         tl: Timeline) -> list[tuple[Event, Any]]:
+        store = self.memory.store
+        if notes is not None:
+            found = {e.id: e for e in store.events_by_id(list(notes))}
+            out = []
+            for eid, raw in notes.items():
+                e = found.get(eid)
+                if e is None or tl.canonical(e.predicate) != NOTE or e.retraction:
+                    raise PlanError(f"event {eid!r} is not a note event of this collection")
+                if tl.promotion(eid) is not None:
+                    raise PlanError(f"note {eid!r} is already promoted into {tl.promotion(eid)[0]}")  # type: ignore[index]
+                out.append((e, raw))
+            return out
+        try:
+            rx = re.compile(match or "", re.IGNORECASE)
+        except re.error as exc:
+            raise PlanError(f"--match is not a valid regular expression: {exc}") from None
+        out = []
+        seen: set[str] = set()
+        subjects = [subject] if subject else None
+        for e in store.predicate_events(tl.stored_names(NOTE), subjects=subjects):
+            if e.retraction or e.id in seen or tl.promotion(e.id) is not None:
+                continue
+            seen.add(e.id)
+            m = rx.search(str(e.value))
+            if not m:
+                continue
+            if "value" in rx.groupindex:
+                raw = m.group("value")
+            elif rx.groups:
+                raw = m.group(1)
+            else:
+                raw = m.group(0)
+            out.append((e, raw.strip() if isinstance(raw, str) else raw))
+        return out
+
+    def registry_records(self, records: Sequence[RegistryRecord], title: str, reason: str = "") -> Plan:
+        """A registry file load: the declare records for what differs (built by registry_sync)."""
+        if not records:
+            raise PlanError("the registry file declares nothing new: every predicate already reads that way")
+        return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason)
+
+    def statements(self, kind: str, title: str, statements: Sequence[Event], scope: Iterable[str],
+                   details: dict[str, Any] | None = None) -> Plan:
+        return self._plan(kind, title, [], scope, statements=statements, details=details)
+
+
+def _describe_changes(a: Definition, b: Definition) -> str:
+    parts = []
+    if a.cardinality != b.cardinality:
+        parts.append(f"{a.cardinality} -> {b.cardinality}")
+    if set(a.excludes) != set(b.excludes):
+        added = sorted(set(b.excludes) - set(a.excludes))
+        removed = sorted(set(a.excludes) - set(b.excludes))
+        if added:
+            parts.append("excludes +" + ", +".join(added))
+        if removed:
+            parts.append("excludes -" + ", -".join(removed))
+    if a.historical != b.historical:
+        parts.append("historical" if b.historical else "not historical")
+    if a.allowed != b.allowed:
+        parts.append("allowed " + ", ".join(b.allowed))
+    if a.description != b.description:
+        parts.append("description")
+    return "; ".join(parts)
+
+
+# --- preview ----------------------------------------------------------------
+
+
+def preview(memory: Memory, plan: Plan, *, as_of: int | None = None,
+            progress: Callable[[int], None] | None = None) -> Preview:
+    """Fold every affected pair under the registry now and with the plan; compare."""
+    tl = memory.timeline()
+    after = tl.with_records(plan.logged())
+    store = memory.store
+    now = memory.now() + 60 * 10**9
+    names = set(plan.scope)
+    predicates_of = _affected_predicates(plan, tl, after)
+    subjects = None
+    if plan.kind == "promote":
+        subjects = sorted({p.subject for r in plan.records for p in r.notes})
+    stmt_events = list(plan.statements)
+    if stmt_events:
+        subjects = sorted({e.subject for e in stmt_events})
+    groups = _group_by_subject(store.predicate_events(sorted(names), subjects=subjects))
+    per_subject = []
+    read = 0
+    for i, (subject, events) in enumerate(groups):
+        read += len(events)
+        preds = set()
+        for e in events:
+            for t in (tl, after):
+                c = t.canonical(e.predicate)
+                if c in predicates_of:
+                    preds.add(c)
+            if e.retraction is False and tl.canonical(e.predicate) == NOTE:
+                for t in (tl, after):
+                    pr = t.promotion(e.id)
+                    if pr is not None:
+                        preds.add(pr[0])
+        later = [s for s in stmt_events if s.subject == subject]
+        if later:
+            preds.update(tl.canonical(s.predicate) for s in later)
+            per_subject.append(_statement_impact(subject, events, later, sorted(preds), tl, now, as_of))
+        else:
+            per_subject.append(subject_impact(subject, events, preds, tl, after, now, as_of))
+        if progress is not None and i % 500 == 0:
+            progress(read)
+    impact = summarize(per_subject)
+    impact.events_read = read
+    risks = _risks(plan, impact, tl, after, memory)
+    return Preview(plan, impact, risks)
+
+
+def _statement_impact(subject, events, statements, preds, tl, now, as_of):
+    """Statements change answers through the same timeline: compare without and with them."""
+    from recall_engine.preview import PairImpact, _answers_over_time, _series_differ
+
+    out = []
+    with_st = [*events, *statements]
+    for p in preds:
+        sb, nb, ab = _answers_over_time(events, subject, p, tl, now, as_of)
+        sa, na, aa = _answers_over_time(with_st, subject, p, tl, now, as_of)
+        if sb or sa:
+            out.append(PairImpact(subject, p, nb, na, ab, aa, _series_differ(sb, sa)))
+    return out
+
+
+def _affected_predicates(plan: Plan, before: Timeline, after: Timeline) -> set[str]:
+    out: set[str] = set()
+    for r in plan.records:
+        for t in (before, after):
+            out.add(t.canonical(r.name))
+            if r.into:
+                out.add(t.canonical(r.into))
+            if r.definition is not None:
+                out.update(t.canonical(x) for x in r.definition.excludes)
+            old = before.definition(r.name)
+            if old is not None:
+                out.update(t.canonical(x) for x in old.excludes)
+    for e in plan.statements:
+        out.add(before.canonical(e.predicate))
+    return out
+
+
+def _group_by_subject(events: Iterable[Event]) -> Iterable[tuple[str, list[Event]]]:
+    """The store streams events grouped by subject; cut the stream at each new subject."""
+    current: str | None = None
+    bucket: list[Event] = []
+    seen: dict[str, list[Event]] = {}
+    for e in events:
+        if e.subject != current:
+            if current is not None:
+                # a backend that did not group would repeat a subject: merge, never lose events
+                seen.setdefault(current, []).extend(bucket)
+            current, bucket = e.subject, []
+        bucket.append(e)
+    if current is not None:
+        seen.setdefault(current, []).extend(bucket)
+    return list(seen.items())
+
+
+def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory: Memory) -> list[dict[str, str]]:
+    risks: list[dict[str, str]] = []
+    for r in plan.records:
+        old = before.definition(r.name)
+        if r.op == "redefine" and r.definition is not None and old is not None:
+            new = r.definition
+            if old.cardinality == "multi" and new.cardinality == "single":
+                hidden = sum(len(c.before) - len(c.after) for c in impact.changes if c.predicate == r.name and len(c.after) < len(c.before))
+                risks.append({"flag": "values_hidden", "detail": (
+                    f"{r.name} becomes single-valued: {hidden} value(s) held now would stop being believed "
+                    f"across {sum(1 for c in impact.changes if c.predicate == r.name and c.changed)} pair(s) "
+                    f"once a new value is stated" + (" or at once, since the change is retroactive" if r.retroactive else ""))})
+            if r.retroactive:
+                risks.append({"flag": "retroactive", "detail": (
+                    f"{r.name} is redefined for its whole history: {impact.history_changed} pair(s) would have "
+                    f"answered differently in the past, and every as-of read of them changes")})
+            if new.value_type == "enum" and set(map(str.lower, new.allowed)) < set(map(str.lower, old.allowed)):
+                dropped = sorted(set(old.allowed) - set(new.allowed))
+                risks.append({"flag": "enum_narrowed", "detail": (
+                    f"{r.name} no longer allows {', '.join(dropped)}: values already stored stay readable, "
+                    f"but new statements of them will be refused")})
+        if r.op == "merge":
+            a, b = before.definition(r.name), before.definition(r.into)
+            if a is not None and b is not None and a.cardinality != b.cardinality:
+                risks.append({"flag": "cardinality_mismatch", "detail": (
+                    f"{r.name} is {a.cardinality}-valued and {r.into} is {b.cardinality}-valued: after the merge, "
+                    f"{r.name}'s history folds under {r.into}'s {b.cardinality}-valued rules")})
+    unparsed = plan.details.get("unparsed", 0) if isinstance(plan.details, dict) else 0
+    if unparsed:
+        bad = [n for n in plan.details.get("notes", []) if not n.get("ok")]
+        risks.append({"flag": "unparsed_notes", "detail": (
+            f"{unparsed} matching note(s) would not parse as {plan.records[-1].name} and stay notes: "
+            + "; ".join(f"{n['event_id']}: {n['error']}" for n in bad[:3]))})
+    if impact.answers_changed >= LARGE_BLAST_RADIUS:
+        risks.append({"flag": "large_blast_radius", "detail": (
+            f"{impact.answers_changed} answers across {impact.subjects} subjects would change")})
+    if impact.conflicts_created:
+        risks.append({"flag": "new_conflicts", "detail": (
+            f"{len(impact.conflicts_created)} subject(s) would hold one value under two predicates")})
+    return risks
+
+
+# --- apply and revert -------------------------------------------------------
+
+
+def check_stale(memory: Memory, plan: Plan) -> None:
+    """Refuse a plan whose scope changed since it was computed, saying what changed."""
+    store = memory.store
+    if plan.collection and plan.collection != getattr(store, "collection", plan.collection):
+        raise PlanError(f"the plan is for collection {plan.collection!r}, not {store.collection!r}")
+    if store.position() == plan.position:
+        return
+    touched = store.touched_since(plan.position)
+    reg = [t for t in touched if t.subject == REGISTRY_SUBJECT]
+    if reg or memory.timeline().digest != plan.registry_digest:
+        raise StalePlan(
+            f"the plan is stale: the registry changed since it was planned ({len(reg)} registry event(s) since "
+            f"position {plan.position}); plan it again to see the new impact"
+        )
+    scope = set(plan.scope)
+    hits = [t for t in touched if t.predicate in scope]
+    if hits:
+        pairs = sorted({f"{t.subject}/{t.predicate}" for t in hits})
+        raise StalePlan(
+            f"the plan is stale: {len(hits)} event(s) touching its pairs landed since position {plan.position} "
+            f"({', '.join(pairs[:5])}{' ...' if len(pairs) > 5 else ''}); plan it again to see the new impact"
+        )
+
+
+def apply(memory: Memory, plan: Plan) -> dict[str, Any]:
+    """Append exactly the plan's events in one transaction, if the plan is not stale."""
+    check_stale(memory, plan)
+    events = plan.events()
+    position = memory.store.append(events)
+    return {"applied": plan.id, "events": [e.id for e in events], "position": position}
+
+
+def records_of_plan(memory: Memory, plan_id: str) -> list[tuple[int, RegistryRecord]]:
+    return [(r.at, r.record) for r in memory.timeline().log if r.record.plan == plan_id]
+
+
+def revert(stager: Stager, plan_id: str) -> Plan:
+    """A new plan that undoes an applied one; previewed like any other."""
+    memory = stager.memory
+    tl = memory.timeline()
+    applied = records_of_plan(memory, plan_id)
+    if not applied:
+        raise PlanError(f"no applied plan {plan_id!r} in this collection's registry log")
+    inverse: list[RegistryRecord] = []
+    scope: set[str] = set()
+    for at, r in reversed(applied):
+        prior = Timeline(records=[x for x in tl.log if x.at < at])
+        if r.op in ("redefine", "declare") and r.definition is not None:
+            old = prior.definition(r.name)
+            if old is None:
+                raise PlanError(f"{r.name} was first declared by plan {plan_id}; a declaration cannot be undone, only redefined")
+            inverse.append(RegistryRecord(op="redefine", name=r.name, definition=old, retroactive=r.retroactive))
+        elif r.op == "merge":
+            base = prior.definition(r.name) or tl.definition(r.into)
+            assert base is not None
+            inverse.append(RegistryRecord(op="split", name=r.name, definition=replace(base, name=r.name, aliases=())))
+            scope.add(r.into)
+        elif r.op == "split":
+            owner = prior.merged_into(r.name)
+            if owner is None:
+                raise PlanError(f"cannot revert the split of {r.name}: it was not merged before")
+            inverse.append(RegistryRecord(op="merge", name=r.name, into=owner))
+            scope.add(owner)
+        elif r.op == "promote":
+            inverse.append(RegistryRecord(op="promote", name=NOTE, notes=tuple(Promotion(p.event_id, p.subject, p.value) for p in r.notes)))
+            scope.update({r.name, NOTE})
+        else:
+            raise PlanError(f"a {r.op} record cannot be reverted")
+        scope.add(r.name)
+    return stager._plan("revert", f"revert {plan_id}", inverse, scope, reason=f"revert of {plan_id}")

@@ -1,0 +1,76 @@
+"""Text typed by an operator (CLI arguments, TUI fields) turned into engine inputs.
+
+A value is typed by the predicate it is written to: the predicate is resolved
+through the registry timeline first, then ``parse_cli_value`` reads the text as
+that predicate's type ("8000" is a number for a number predicate, "true" a
+boolean for a boolean one). A predicate the registry does not know yet can only
+be written under an open vocabulary, where the write defines it; its type is then
+inferred from the text: a plain decimal number is a number, true/false a
+boolean, anything else a string.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Iterable
+
+from recall_engine.errors import InvalidInput
+from recall_engine.instants import parse_instant
+from recall_engine.memory import Memory
+from recall_engine.timeline import Timeline
+from recall_engine.values import Value, parse_cli_value
+
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+
+
+def infer_value(text: str) -> Value:
+    """The type of a value written to a predicate nobody has defined yet."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if _NUMBER.match(t):
+        f = float(t)
+        if math.isfinite(f):
+            return f
+    return text
+
+
+def typed_value(memory: Memory, predicate: str, text: str, tl: Timeline | None = None) -> Value:
+    """CLI text read as the type of the predicate it is written to.
+
+    When the predicate cannot be resolved the text is passed on unchanged, so the
+    engine reports the real problem (an unknown predicate, a bad name).
+    """
+    tl = tl or memory.timeline()
+    try:
+        p = memory.resolve(predicate, tl, must_exist=False)
+    except InvalidInput:
+        return text
+    d = tl.definition(p)
+    if d is not None:
+        return parse_cli_value(d.value_type, text)
+    if tl.open_vocabulary:
+        return infer_value(text)
+    return text
+
+
+def parse_replaces(memory: Memory, items: Iterable[str], tl: Timeline | None = None) -> list[tuple[str, Value]]:
+    """``PREDICATE=VALUE`` pairs, each value typed by its own predicate."""
+    tl = tl or memory.timeline()
+    out: list[tuple[str, Value]] = []
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip() or not text.strip():
+            raise InvalidInput(f"--replaces takes PREDICATE=VALUE (for example prefers_editor=vim), got {item!r}")
+        name = name.strip()
+        out.append((name, typed_value(memory, name, text, tl)))
+    return out
+
+
+def instant(text: str | None, what: str) -> int | None:
+    """An instant given as RFC3339 or a day (its midnight UTC); None when not given."""
+    if text is None:
+        return None
+    return parse_instant(text, what=what)

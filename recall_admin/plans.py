@@ -1,0 +1,124 @@
+"""Plans: the exact events a registry change would append, content-addressed.
+
+A plan is computed against a store position and a registry digest; its id is
+the hash of its content, so what is reviewed is what is applied.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from recall_engine.errors import PlanError
+from recall_engine.records import Event, decode_event
+from recall_engine.registry import RegistryRecord, record_from_json
+from recall_engine.timeline import LoggedRecord
+
+PLAN_FORMAT = "recall-plan-v1"
+
+
+@dataclass(frozen=True)
+class Plan:
+    kind: str  # redefine, merge, split, define, promote, registry-load, confirm, exclude, revert
+    title: str
+    collection: str
+    operator: str
+    position: int
+    registry_digest: str
+    records: tuple[RegistryRecord, ...]
+    statements: tuple[Event, ...] = ()  # operator statements and their retractions (conflict decisions)
+    at: int = 0  # the instant of the plan's registry records
+    scope: tuple[str, ...] = ()  # stored predicate names whose new events make the plan stale
+    details: dict[str, Any] = field(default_factory=dict)  # per-note parse results and the like
+    id: str = ""
+
+    def content(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FORMAT,
+            "kind": self.kind,
+            "collection": self.collection,
+            "based_on": {"position": self.position, "registry_digest": self.registry_digest},
+            "ops": [replace(r, plan="").to_json() for r in self.records],
+            "statements": [e.to_json() for e in self.statements],
+            "at": self.at,
+            "scope": list(self.scope),
+        }
+
+    def sealed(self) -> "Plan":
+        """The plan with its id, and that id written into each of its records."""
+        raw = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        pid = "plan-" + hashlib.sha256(raw.encode()).hexdigest()[:24]
+        return replace(self, id=pid, records=tuple(replace(r, plan=pid) for r in self.records))
+
+    def events(self) -> list[Event]:
+        """Exactly what apply appends: the registry records, then any statements."""
+        return [r.to_event(self.at + i) for i, r in enumerate(self.records)] + list(self.statements)
+
+    def logged(self) -> list[LoggedRecord]:
+        return [LoggedRecord(e.observed_at, e.id, r) for e, r in zip(self.events(), self.records)]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": PLAN_FORMAT,
+            "id": self.id,
+            "kind": self.kind,
+            "title": self.title,
+            "collection": self.collection,
+            "operator": self.operator,
+            "based_on": {"position": self.position, "registry_digest": self.registry_digest},
+            "ops": [r.to_json() for r in self.records],
+            "statements": [e.to_json() for e in self.statements],
+            "events": [e.to_json() for e in self.events()],
+            "at": self.at,
+            "scope": list(self.scope),
+            "details": self.details,
+        }
+
+
+def plan_from_json(raw: Any, source: str = "plan") -> Plan:
+    """Read a plan file back, refusing one whose content does not match its id."""
+    if not isinstance(raw, dict) or raw.get("format") != PLAN_FORMAT:
+        raise PlanError(f"{source} is not a {PLAN_FORMAT} plan file")
+    try:
+        based = raw["based_on"]
+        at = int(raw["at"])
+        records = [record_from_json(op, f"{source} op {i + 1}") for i, op in enumerate(raw["ops"])]
+        plan = Plan(
+            kind=str(raw["kind"]),
+            title=str(raw.get("title", "")),
+            collection=str(raw["collection"]),
+            operator=str(raw.get("operator", "")),
+            position=int(based["position"]),
+            registry_digest=str(based["registry_digest"]),
+            records=tuple(replace(r, plan="") for r in records),
+            statements=tuple(decode_event(e) for e in raw.get("statements", [])),
+            at=at,
+            scope=tuple(raw.get("scope", [])),
+            details=dict(raw.get("details", {})),
+        )
+    except PlanError:
+        raise
+    except Exception as exc:  # a hand-edited or truncated file
+        raise PlanError(f"{source} is not a valid plan file: {exc}") from None
+    sealed = plan.sealed()
+    if raw.get("id") != sealed.id:
+        raise PlanError(f"{source} was changed after it was planned: its content does not match its id {raw.get('id')!r}")
+    return sealed
+
+
+def write_plan(plan: Plan, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_plan(path: str | Path) -> Plan:
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PlanError(f"plan file {str(p)!r} does not exist") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise PlanError(f"plan file {str(p)!r} is not valid JSON: {exc}") from None
+    return plan_from_json(raw, f"plan file {str(p)!r}")

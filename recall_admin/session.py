@@ -1,0 +1,104 @@
+"""One open store for one operator: backend, collection store, and Memory.
+
+The CLI opens a ``Session`` from its global options; the TUI opens one the same
+way, so both read and write through identical objects. Nothing here decides
+anything about memory: it only wires the engine together.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from recall_engine.memory import Memory
+from recall_engine.storage.base import Backend, Store, check_collection
+
+DEFAULT_COLLECTION = "memories"
+FALLBACK_OPERATOR = "operator"
+
+
+def default_operator() -> str:
+    """The login name of whoever runs the console, or a neutral name when there is none."""
+    try:
+        name = getpass.getuser()
+    except Exception:  # no login name (containers, odd platforms): KeyError, OSError, ImportError
+        name = ""
+    name = (name or "").strip()
+    return name or FALLBACK_OPERATOR
+
+
+def display_url(url: str | None) -> str:
+    """A store URL safe to print (never shows a password)."""
+    try:
+        from recall_engine.storage.urls import display_url as _display
+    except ImportError:  # pragma: no cover - urls.py ships with the engine
+        return "(default)" if not url else str(url)
+    return _display(url)
+
+
+@dataclass
+class Session:
+    backend: Backend
+    store: Store
+    memory: Memory
+    operator: str
+    collection: str
+    display_url: str
+    read_only: bool
+    store_url: str | None = None
+
+    @classmethod
+    def open(
+        cls,
+        store_url: str | None = None,
+        collection: str = DEFAULT_COLLECTION,
+        operator: str | None = None,
+        read_only: bool = False,
+        *,
+        create: bool = True,
+        now: Callable[[], int] | None = None,
+    ) -> "Session":
+        """Open the backend named by ``store_url`` (None: the default SQLite file) and
+        one collection of it. ``create`` makes the collection when it does not exist
+        yet (never on a read-only store)."""
+        from recall_engine.storage import open_backend
+
+        check_collection(collection)
+        op = (operator or "").strip() or default_operator()
+        backend = open_backend(store_url, read_only=read_only)
+        try:
+            store = backend.store(collection, create=create and not read_only)
+            kwargs: dict[str, Any] = {}
+            if now is not None:
+                kwargs["now"] = now
+            memory = Memory(store, **kwargs)
+        except BaseException:
+            backend.close()
+            raise
+        shown = getattr(backend, "url_for_display", "") or display_url(store_url)
+        return cls(
+            backend=backend,
+            store=store,
+            memory=memory,
+            operator=op,
+            collection=collection,
+            display_url=shown,
+            read_only=bool(read_only or getattr(backend, "read_only", False)),
+            store_url=store_url,
+        )
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def env_default(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name, "")
+    return value if value.strip() else default

@@ -1,0 +1,192 @@
+"""JSONL import and export of a collection's events: one ``Event.to_json()`` per line.
+
+Import is strict and all-or-nothing: every line is decoded (and every registry
+record checked) before anything is written, so a bad line fails with its line
+number and leaves the store as it was. Events whose id is already stored are
+skipped, so importing the same file twice imports nothing the second time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, TextIO
+
+from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
+from recall_engine.records import REGISTRY_SUBJECT, Event, decode_event
+from recall_engine.registry import decode_record
+from recall_engine.storage.base import Store
+from recall_engine.text import normalize_subject
+
+BATCH_SIZE = 5000
+MAX_LINE_BYTES = 1 << 20
+
+Progress = Callable[[int, int], None]  # (events done, events in all)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    imported: int  # new events written
+    skipped: int  # events already stored (same id), including repeats within the file
+    lines: int  # lines read, blank ones included
+
+    def to_json(self) -> dict[str, int]:
+        return {"imported": self.imported, "skipped": self.skipped}
+
+
+# --- import ---------------------------------------------------------------------
+
+
+def decode_line(text: str, line_no: int) -> Event | None:
+    """One JSONL line as an event; None for a blank line; InvalidEvent naming the line."""
+    if not text.strip():
+        return None
+    if len(text) > MAX_LINE_BYTES:
+        raise InvalidEvent(f"line {line_no}: longer than {MAX_LINE_BYTES} bytes")
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise InvalidEvent(f"line {line_no}: not valid JSON ({_json_problem(e)})") from None
+    try:
+        event = decode_event(obj)
+        if event.subject == REGISTRY_SUBJECT and not event.retraction:
+            decode_record(event)
+    except RecallError as e:
+        raise InvalidEvent(f"line {line_no}: {e.message}") from None
+    return event
+
+
+def _json_problem(e: ValueError) -> str:
+    msg = getattr(e, "msg", None)
+    col = getattr(e, "colno", None)
+    return f"{msg} at column {col}" if msg and col else str(e)
+
+
+def _lines(path: str) -> Iterator[str]:
+    try:
+        f = open(path, encoding="utf-8", newline=None)
+    except FileNotFoundError:
+        raise NotFound(f"cannot import {path}: no such file") from None
+    except IsADirectoryError:
+        raise NotFound(f"cannot import {path}: it is a folder, not a JSONL file") from None
+    except OSError as e:
+        raise StorageError(f"cannot import {path}: {e.strerror or e}") from None
+    with f:
+        try:
+            yield from f
+        except UnicodeDecodeError as e:
+            raise InvalidEvent(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+
+
+def _decode_all(lines: Iterable[str]) -> Iterator[Event]:
+    for n, text in enumerate(lines, 1):
+        event = decode_line(text, n)
+        if event is not None:
+            yield event
+
+
+def validate_file(path: str) -> int:
+    """Decode every line of a file; the number of events, or InvalidEvent naming the line."""
+    count = 0
+    for _ in _decode_all(_lines(path)):
+        count += 1
+    return count
+
+
+def import_events(store: Store, events: Iterable[Event], total: int, progress: Progress | None = None,
+                  batch_size: int = BATCH_SIZE) -> ImportResult:
+    """Append decoded events in batches (the store's bulk path when it has one)."""
+    before = store.count()
+    bulk = getattr(store, "append_many", None)
+    if callable(bulk):
+        cb = (lambda done, _written: progress(done, total)) if progress else None
+        bulk(events, batch_size=batch_size, progress=cb)
+    else:
+        batch: list[Event] = []
+        done = 0
+        for e in events:
+            batch.append(e)
+            if len(batch) >= batch_size:
+                store.append(batch)
+                done += len(batch)
+                batch = []
+                if progress:
+                    progress(done, total)
+        if batch:
+            store.append(batch)
+            done += len(batch)
+            if progress:
+                progress(done, total)
+    imported = store.count() - before
+    return ImportResult(imported=imported, skipped=max(total - imported, 0), lines=total)
+
+
+def import_file(store: Store, path: str, progress: Progress | None = None,
+                batch_size: int = BATCH_SIZE, on_validated: Callable[[int], None] | None = None) -> ImportResult:
+    """Import a JSONL file (``-`` for standard input): validate every line, then append."""
+    if path == "-":
+        events = list(_decode_all(sys.stdin))
+        total = len(events)
+        if on_validated:
+            on_validated(total)
+        source: Iterable[Event] = events
+    else:
+        total = validate_file(path)
+        if on_validated:
+            on_validated(total)
+        source = _decode_all(_lines(path))
+    if total == 0:
+        return ImportResult(0, 0, 0)
+    return import_events(store, source, total, progress, batch_size)
+
+
+# --- export ---------------------------------------------------------------------
+
+
+def events_for_export(store: Store, subject: str | None = None) -> Iterator[Event]:
+    """Every event of the collection in log order (registry records included), or every
+    event of one subject."""
+    if subject is None:
+        yield from store.all_events()
+    else:
+        yield from store.subject_events(normalize_subject(subject))
+
+
+def event_line(e: Event) -> str:
+    return json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def write_events(events: Iterable[Event], out: TextIO) -> int:
+    n = 0
+    for e in events:
+        out.write(event_line(e))
+        n += 1
+    return n
+
+
+def export_file(store: Store, path: str, subject: str | None = None) -> int:
+    """Write the events to a file, atomically: a failed export leaves no partial file."""
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    if os.path.isdir(target):
+        raise InvalidInput(f"cannot export to {path}: it is a folder")
+    if not os.path.isdir(folder):
+        raise NotFound(f"cannot export to {path}: the folder {folder} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".recall-export-", suffix=".jsonl", dir=folder)
+    except OSError as e:
+        raise StorageError(f"cannot export to {path}: {e.strerror or e}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            n = write_events(events_for_export(store, subject), f)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return n

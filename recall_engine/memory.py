@@ -1,0 +1,485 @@
+"""The memory API over one collection: remember, forget, recall, history, diff, explain.
+
+Every read folds complete pair histories (semantics section 5); every write is
+a read followed by one transaction (section 4). The clock is read here, never
+in the pure core below.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from . import clock
+from .errors import InvalidInput, LimitExceeded, NotFound, UnknownPredicate
+from .fold import attach_elsewhere, fold
+from .history import Change, Explanation, HistoryStep, change_of, explain, history
+from .instants import MINUTE_NS, format_rfc3339
+from .records import (
+    KINDS, MAX_EVIDENCE_BYTES, REGISTRY_SUBJECT, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
+)
+from .registry import Definition, RegistryRecord
+from .storage.base import MAX_PAIR_EVENTS, Store
+from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, normalize_subject, snake_case
+from .timeline import LoggedRecord, Timeline
+from .values import Value, normalize_value, storage_class_of, value_key
+from .vocabulary import DEFAULT_THRESHOLD, best_match
+
+MAX_BELIEFS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Unreplaced:
+    predicate: str
+    value: Value
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"predicate": self.predicate, "value": self.value, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    stored: Belief
+    already_known: bool
+    displaced: list[Belief]
+    unreplaced: list[Unreplaced]
+    related: list[Belief]
+    events: list[Event] = field(default_factory=list)  # what was appended
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stored": self.stored.to_json(),
+            "already_known": self.already_known,
+            "displaced": [b.to_json() for b in self.displaced],
+            "unreplaced": [u.to_json() for u in self.unreplaced],
+            "related": [b.to_json() for b in self.related],
+        }
+
+
+def order_beliefs(beliefs: Iterable[Belief]) -> list[Belief]:
+    """Typed beliefs first, notes after, each group in its own order."""
+    bs = list(beliefs)
+    return [b for b in bs if b.predicate != NOTE] + [b for b in bs if b.predicate == NOTE]
+
+
+class Memory:
+    """One collection, read and written through its registry timeline."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        now: Callable[[], int] = clock.now_ns,
+        match_threshold: float = DEFAULT_THRESHOLD,
+    ) -> None:
+        if not (match_threshold <= 1) or math.isnan(match_threshold):
+            raise InvalidInput("match threshold must be at most 1")
+        self.store = store
+        self.now = now
+        self.match_threshold = match_threshold
+        self._timeline: Timeline | None = None
+        self._timeline_at = -1
+
+    # --- registry -----------------------------------------------------------
+
+    def timeline(self) -> Timeline:
+        """The registry timeline, re-read whenever the log has moved."""
+        pos = self.store.position()
+        if self._timeline is None or pos != self._timeline_at:
+            self._timeline = Timeline(self.store.registry_events())
+            self._timeline_at = pos
+        return self._timeline
+
+    def registry_instant(self, tl: Timeline | None = None) -> int:
+        """A registry write instant: now, moved after every registry event (reference 4.4)."""
+        tl = tl or self.timeline()
+        t = self.now()
+        if tl.log:
+            t = max(t, tl.log[-1].at + 1)
+        return t
+
+    def append_records(self, records: Sequence[RegistryRecord], *, source: str = "operator") -> list[Event]:
+        tl = self.timeline()
+        t = self.registry_instant(tl)
+        events = [r.to_event(t + i, source=source) for i, r in enumerate(records)]
+        self.store.append(events)
+        return events
+
+    # --- names --------------------------------------------------------------
+
+    def resolve(self, predicate: str, tl: Timeline | None = None, *, must_exist: bool = True) -> str:
+        """A predicate name as given, to the canonical predicate it reads as."""
+        tl = tl or self.timeline()
+        name = self._name(predicate, tl)
+        c = tl.canonical(name)
+        if must_exist and not tl.knows(c):
+            raise self._unknown(name, tl)
+        return c
+
+    def _name(self, predicate: str, tl: Timeline) -> str:
+        if not isinstance(predicate, str):
+            raise InvalidInput("predicate must be text")
+        if tl.open_vocabulary:
+            name = snake_case(predicate)
+            if not name or not name[0].isalpha():
+                raise InvalidInput(f"{predicate!r} cannot name a predicate")
+            return check_predicate_name(name)
+        return check_predicate_name(predicate)
+
+    def _unknown(self, name: str, tl: Timeline) -> UnknownPredicate:
+        names = ", ".join(sorted(tl.predicates()))
+        return UnknownPredicate(
+            f"predicate {name!r} is not in the registry; registered predicates are: {names}. "
+            f"If none of them fits, remember it with predicate \"note\" and the statement as the value"
+        )
+
+    # --- reads --------------------------------------------------------------
+
+    def pair_input(self, subject: str, predicate: str, tl: Timeline) -> list[Event]:
+        """Everything the fold of one pair needs, each listing complete or refused."""
+        names = tl.stored_names(predicate)
+        events = list(self.store.pair_events(subject, names))
+        if len(events) > MAX_PAIR_EVENTS:
+            raise LimitExceeded(
+                f"the pair {subject}/{predicate} has more than {MAX_PAIR_EVENTS} events (the limit); refused"
+            )
+        ex = tl.excluders(predicate)
+        if ex:
+            ex_names = [n for q in sorted(ex) for n in tl.stored_names(q)]
+            events.extend(e for e in self.store.pair_events(subject, ex_names) if not e.retraction)
+        events.extend(self.store.replacing_events(subject, names))
+        proms = tl.promotions_into(predicate, subject)
+        if proms:
+            events.extend(self.store.events_by_id([p.event_id for p in proms]))
+        return events
+
+    def _as_of(self, as_of: int | None) -> int:
+        return self.now() if as_of is None else as_of
+
+    def read_pair(self, subject: str, predicate: str, as_of: int | None = None) -> list[Belief]:
+        """An exact read: one pair folded at an instant, with `elsewhere`."""
+        tl = self.timeline()
+        s = normalize_subject(subject)
+        p = self.resolve(predicate, tl)
+        at = self._as_of(as_of)
+        beliefs = fold(self.pair_input(s, p, tl), s, p, tl, at)
+        return self._with_elsewhere(s, beliefs, tl, at)
+
+    def _with_elsewhere(self, subject: str, beliefs: list[Belief], tl: Timeline, at: int) -> list[Belief]:
+        typed = [b for b in beliefs if b.predicate != NOTE]
+        if not typed:
+            return beliefs
+        keys = sorted({b.key for b in typed})
+        mine = {b.predicate for b in beliefs}
+        others: set[str] = set()
+        for e in self.store.value_events(subject, keys):
+            c = tl.canonical(e.predicate)
+            if c not in mine and c != NOTE and not e.retraction:
+                others.add(c)
+        extra: list[Belief] = []
+        for q in sorted(others):
+            extra.extend(fold(self.pair_input(subject, q, tl), subject, q, tl, at))
+        combined = attach_elsewhere([*beliefs, *extra])
+        return combined[: len(beliefs)]
+
+    def profile(self, subject: str, as_of: int | None = None) -> list[Belief]:
+        """Everything believed about a subject at an instant, typed beliefs before notes."""
+        tl = self.timeline()
+        s = normalize_subject(subject)
+        at = self._as_of(as_of)
+        events = self.store.subject_events(s)
+        return order_beliefs(attach_elsewhere(self._fold_subject(s, events, tl, at)))[:MAX_BELIEFS]
+
+    def _fold_subject(self, subject: str, events: list[Event], tl: Timeline, at: int) -> list[Belief]:
+        preds: set[str] = set()
+        for e in events:
+            c = tl.canonical(e.predicate)
+            if c == NOTE and not e.retraction:
+                promo = tl.promotion(e.id)
+                if promo is not None:
+                    c = promo[0]
+            preds.add(c)
+        out: list[Belief] = []
+        for p in sorted(preds):
+            if (subject, p) in RESERVED_PAIRS:
+                continue
+            out.extend(fold(events, subject, p, tl, at))
+        return out
+
+    def answers(self, subject: str, as_of: int) -> dict[tuple[str, str], list[Value]]:
+        """Every pair of a subject with its answer at an instant (for diffs)."""
+        tl = self.timeline()
+        s = normalize_subject(subject)
+        events = self.store.subject_events(s)
+        out: dict[tuple[str, str], list[Value]] = {}
+        for b in self._fold_subject(s, events, tl, as_of):
+            out.setdefault((b.subject, b.predicate), []).append(b.value)
+        return out
+
+    def history(self, subject: str, predicate: str) -> tuple[str, str, list[HistoryStep]]:
+        tl = self.timeline()
+        s = normalize_subject(subject)
+        p = self.resolve(predicate, tl)
+        return s, p, history(self.pair_input(s, p, tl), s, p, tl)
+
+    def explain(self, subject: str, predicate: str, as_of: int | None = None) -> Explanation:
+        tl = self.timeline()
+        s = normalize_subject(subject)
+        p = self.resolve(predicate, tl)
+        at = self._as_of(as_of)
+        x = explain(self.pair_input(s, p, tl), s, p, tl, at)
+        x.beliefs[:] = self._with_elsewhere(s, x.beliefs, tl, at)
+        return x
+
+    def diff(self, from_at: int, to_at: int | None = None, subject: str | None = None) -> list[Change]:
+        """Each pair whose answer differs between two instants."""
+        to = self._as_of(to_at)
+        subjects = [normalize_subject(subject)] if subject else [s for s, _ in self.store.subjects(limit=10**9)]
+        tl = self.timeline()
+        out: list[Change] = []
+        for s in subjects:
+            events = self.store.subject_events(s)
+            before: dict[tuple[str, str], list[Value]] = {}
+            after: dict[tuple[str, str], list[Value]] = {}
+            for b in self._fold_subject(s, events, tl, from_at):
+                before.setdefault((s, b.predicate), []).append(b.value)
+            for b in self._fold_subject(s, events, tl, to):
+                after.setdefault((s, b.predicate), []).append(b.value)
+            for pair in sorted(set(before) | set(after)):
+                c = change_of(pair[0], pair[1], before.get(pair, ()), after.get(pair, ()))
+                if c is not None:
+                    out.append(c)
+        return out
+
+    # --- writes -------------------------------------------------------------
+
+    def remember(
+        self,
+        subject: str,
+        predicate: str,
+        value: Value,
+        *,
+        at: int | None = None,
+        kind: str = "fact",
+        source: str = "user_stated",
+        confidence: float = 1.0,
+        evidence: str = "",
+        evidence_id: str = "",
+        replaces: Sequence[tuple[str, Value]] = (),
+        cardinality: str | None = None,
+        description: str = "",
+    ) -> RememberResult:
+        now = self.now()
+        s = normalize_subject(subject)
+        if s.startswith("recall:"):
+            raise InvalidInput(f"subject {s!r} is reserved for the engine's own records")
+        if kind not in KINDS:
+            raise InvalidInput(f'kind must be "fact" or "preference", got {kind!r}')
+        if source not in SOURCES:
+            raise InvalidInput(
+                f'source must be "user_stated", "agent_inferred", "tool_result", or "operator", got {source!r}'
+            )
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (0 <= confidence <= 1):
+            raise InvalidInput(f"confidence must be in [0, 1], got {confidence!r}")
+        evidence = (evidence or "").strip()
+        if len(evidence.encode("utf-8", "surrogatepass")) > MAX_EVIDENCE_BYTES:
+            raise InvalidInput(f"evidence must be UTF-8 of at most {MAX_EVIDENCE_BYTES} bytes")
+        if cardinality not in (None, "single", "multi"):
+            raise InvalidInput(f"cardinality must be single or multi, got {cardinality!r}")
+        t = now if at is None else at
+        if t > now + MINUTE_NS:
+            raise InvalidInput(
+                f"observed_at {format_rfc3339(t)} is in the future; a statement can only be recorded as made now or earlier"
+            )
+        tl = self.timeline()
+        name = self._name(predicate, tl)
+        if name in RESERVED_PREDICATES:
+            raise InvalidInput(f"predicate {name!r} is reserved for the engine's own records")
+        p = tl.canonical(name)
+        define: RegistryRecord | None = None
+        define_at = 0
+        if not tl.knows(p):
+            if not tl.open_vocabulary:
+                raise self._unknown(name, tl)
+            define = self._define_record(name, value, tl, cardinality, description)
+            if define.op == "merge":
+                p = define.into
+            define_at = self.registry_instant(tl)
+            tl = tl.with_records([_logged(define, define_at)])
+        d = tl.definition(p)
+        assert d is not None
+        value = normalize_value(p, d.value_type, d.allowed, value)
+        wants = [self._replace_target(r, tl) for r in replaces]
+
+        pair = self.pair_input(s, p, tl)
+        own = [e for e in pair if tl.canonical(e.predicate) == p and e.subject == s]
+        if len(own) >= MAX_PAIR_EVENTS:
+            raise LimitExceeded(f"the pair {s}/{p} has {MAX_PAIR_EVENTS} events, the maximum; the write is refused")
+        used = {e.observed_at for e in own}
+        while t in used:
+            t += 1  # never share an instant with another event of the pair
+        before = fold(pair, s, p, tl, t)
+        key = value_key(value)
+        held = next((b for b in before if b.key == key), None)
+
+        stored_name = name if (tl.is_merged(name) and tl.canonical(name) == p) else p
+        statement: Event | None = None
+        if held is None:
+            statement = make_event(
+                s, stored_name, value, t, kind=kind, confidence=float(confidence), source=source,
+                evidence=evidence, evidence_id=(evidence_id or "").strip(),
+                replaces=[Replace(rp, rv) for rp, rv, _ in wants if rp],
+            )
+        cause = statement.id if statement else held.event_id  # type: ignore[union-attr]
+
+        retractions: list[Event] = []
+        unreplaced: list[Unreplaced] = []
+        withdrawn: list[Belief] = []
+        for rp, rv, problem in wants:
+            if problem:
+                unreplaced.append(Unreplaced(rp, rv, problem))
+                continue
+            target, why = self._resolve_replace(s, rp, rv, t, tl, p, pair)
+            if target is None:
+                unreplaced.append(Unreplaced(rp, rv, why))
+                continue
+            stored = target.stored_as or target.predicate
+            retractions.append(
+                make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause)
+            )
+            withdrawn.append(target)
+
+        events = [define.to_event(define_at, source="tool_result")] if define else []
+        events += ([statement] if statement else []) + retractions
+        if events:
+            self.store.append(events)
+        if statement is None:
+            stored_belief = held
+            already = True
+        else:
+            after = fold([*pair, statement, *retractions], s, p, tl, t)
+            stored_belief = next(b for b in after if b.key == key)
+            already = False
+            gone = {b.key for b in after}
+            withdrawn = [b for b in before if b.key not in gone] + [w for w in withdrawn if w.predicate != p]
+            withdrawn += self._excluded_by(s, p, statement, t, tl, {(w.predicate, w.key) for w in withdrawn})
+        related = self._related(s, p, stored_belief, tl)  # type: ignore[arg-type]
+        return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)  # type: ignore[arg-type]
+
+    def _excluded_by(self, s: str, p: str, statement: Event, t: int, tl: Timeline, seen: set) -> list[Belief]:
+        """Beliefs of predicates this one excludes that the new statement withdraws."""
+        d = tl.rule(p, t)
+        out: list[Belief] = []
+        for x in sorted({tl.canonical(x) for x in (d.excludes if d else ())}):
+            events = self.pair_input(s, x, tl)
+            after = {b.key for b in fold([*events, statement], s, x, tl, t)}
+            out.extend(b for b in fold(events, s, x, tl, t) if b.key not in after and (x, b.key) not in seen)
+        return out
+
+    def _replace_target(self, r: tuple[str, Value], tl: Timeline) -> tuple[str, Value, str]:
+        rp_raw, rv = r
+        try:
+            rp = tl.canonical(self._name(rp_raw, tl))
+        except InvalidInput:
+            return (str(rp_raw), rv, "not a predicate name")
+        if not tl.knows(rp):
+            return (rp, rv, "not in the registry")
+        d = tl.definition(rp)
+        assert d is not None
+        try:
+            v = normalize_value(rp, d.value_type, d.allowed, rv)
+        except InvalidInput:
+            v = rv.strip() if isinstance(rv, str) else rv
+        return (rp, v, "")
+
+    def _resolve_replace(
+        self, s: str, rp: str, rv: Value, t: int, tl: Timeline, p: str, pair: list[Event]
+    ) -> tuple[Belief | None, str]:
+        if rp == NOTE:
+            return None, "a note is never replaced; promote it or forget it"
+        if tl.historical_at(rp, t):
+            return None, f"{rp} is historical: what happened is withdrawn only by an explicit retraction"
+        events = pair if rp == p else self.pair_input(s, rp, tl)
+        k = value_key(rv)
+        then = fold(events, s, rp, tl, t)
+        hit = next((b for b in then if b.key == k), None)
+        if hit is not None:
+            return hit, ""
+        if any(b.key == k for b in fold(events, s, rp, tl, self.now() + MINUTE_NS)):
+            return None, "stated later than this statement"
+        return None, "never believed" if not any(
+            e.key == k and not e.retraction for e in events if tl.canonical(e.predicate) == rp
+        ) else "not believed at that instant"
+
+    def _related(self, s: str, p: str, stored: Belief, tl: Timeline) -> list[Belief]:
+        """Current beliefs of the subject that may contradict the new one."""
+        at = self.now() + MINUTE_NS
+        preds: set[str] = set(tl.excluders(p))
+        d = tl.definition(p)
+        if d is not None:
+            preds |= {tl.canonical(x) for x in d.excludes}
+        for e in self.store.value_events(s, [stored.key]):
+            c = tl.canonical(e.predicate)
+            if c not in (p, NOTE) and not e.retraction:
+                preds.add(c)
+        out: list[Belief] = []
+        for q in sorted(preds - {p}):
+            for b in fold(self.pair_input(s, q, tl), s, q, tl, at):
+                out.append(b)
+        return out
+
+    def _define_record(
+        self, name: str, value: Value, tl: Timeline, cardinality: str | None, description: str
+    ) -> RegistryRecord:
+        if isinstance(value, bool):
+            vt = "boolean"
+        elif isinstance(value, (int, float)):
+            vt = "number"
+        elif isinstance(value, str):
+            vt = "string"
+        else:
+            raise InvalidInput(f"value must be a string, number, or boolean to define {name!r}")
+        match = best_match(
+            name, storage_class_of(value), tl.predicates(), description=description,
+            cardinality=cardinality, threshold=self.match_threshold,
+        )
+        if match is not None:
+            return RegistryRecord(op="merge", name=name, into=match.name, score=match.score, auto=True)
+        d = Definition(name, cardinality or "single", vt, (description or "").strip())
+        return RegistryRecord(op="define", name=name, definition=d, auto=True)
+
+    def forget(self, subject: str, predicate: str, value: Value | None = None, *, all_values: bool = False) -> list[Belief]:
+        """Withdraw one value, or every value of the pair; forgetting what is not believed writes nothing."""
+        if (value is None) == (not all_values):
+            raise InvalidInput("forget needs exactly one of a value or --all")
+        tl = self.timeline()
+        s = normalize_subject(subject)
+        p = self.resolve(predicate, tl)
+        pair = self.pair_input(s, p, tl)
+        t = max([self.now(), *(e.observed_at + 1 for e in pair)])
+        held = fold(pair, s, p, tl, t)
+        if all_values:
+            gone = held
+            names = sorted({b.stored_as or b.predicate for b in held})
+            events = [make_event(s, n, None, t, retraction=True) for n in names]
+        else:
+            d = tl.definition(p)
+            assert d is not None
+            try:
+                v = normalize_value(p, d.value_type, d.allowed, value)
+            except InvalidInput:
+                if not isinstance(value, str) or not value.strip():
+                    raise
+                v = value.strip()  # a value the type no longer allows can still be forgotten
+            k = value_key(v)
+            gone = [b for b in held if b.key == k]
+            events = [make_event(s, b.stored_as or b.predicate, b.value, t, retraction=True) for b in gone]
+        if events:
+            self.store.append(events)
+        return gone
+
+
+def _logged(record: RegistryRecord, at: int) -> LoggedRecord:
+    return LoggedRecord(at, record.to_event(at, source="tool_result").id, record)

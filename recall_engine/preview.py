@@ -1,0 +1,202 @@
+"""Preview arithmetic: how a registry change would change every answer. Pure.
+
+The caller hands in, subject by subject, the events that bear on the affected
+predicates; this module folds each affected pair under the current timeline
+and under the timeline with the plan's records added, and compares the answer
+now, the answer at an as-of instant, and the whole history of answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from .fold import walk
+from .records import Event
+from .text import NOTE
+from .timeline import Timeline
+from .values import Value, value_key
+
+
+@dataclass(frozen=True, slots=True)
+class PairImpact:
+    subject: str
+    predicate: str
+    before: tuple[Value, ...]
+    after: tuple[Value, ...]
+    before_as_of: tuple[Value, ...] | None
+    after_as_of: tuple[Value, ...] | None
+    history_changed: bool
+
+    @property
+    def changed(self) -> bool:
+        return _keys(self.before) != _keys(self.after)
+
+    @property
+    def changed_as_of(self) -> bool:
+        return self.before_as_of is not None and _keys(self.before_as_of) != _keys(self.after_as_of or ())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "before": list(self.before),
+            "after": list(self.after),
+            "history_changed": self.history_changed,
+        }
+        if self.before_as_of is not None:
+            out["before_as_of"] = list(self.before_as_of)
+            out["after_as_of"] = list(self.after_as_of or ())
+        return out
+
+
+@dataclass
+class Impact:
+    pairs: int = 0
+    subjects: int = 0
+    answers_changed: int = 0
+    answers_changed_as_of: int = 0
+    history_changed: int = 0
+    changes: list[PairImpact] = field(default_factory=list)  # pairs whose answers or history differ
+    conflicts_created: list[dict[str, Any]] = field(default_factory=list)
+    conflicts_resolved: list[dict[str, Any]] = field(default_factory=list)
+    values_hidden: int = 0  # values held now that the change would stop holding
+    events_read: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "subjects": self.subjects,
+            "answers_changed": self.answers_changed,
+            "answers_changed_as_of": self.answers_changed_as_of,
+            "history_changed": self.history_changed,
+            "values_hidden": self.values_hidden,
+            "events_read": self.events_read,
+            "changes": [c.to_json() for c in self.changes],
+            "conflicts_created": self.conflicts_created,
+            "conflicts_resolved": self.conflicts_resolved,
+        }
+
+
+def _keys(values: Iterable[Value]) -> frozenset[str]:
+    return frozenset(value_key(v) for v in values)
+
+
+def _answers_over_time(
+    events: Sequence[Event], subject: str, predicate: str, tl: Timeline, now: int, as_of: int | None
+) -> tuple[list[tuple[int, frozenset[str]]], tuple[Value, ...], tuple[Value, ...] | None]:
+    """The answer after each instant, the answer now, and the answer at as_of."""
+    series: list[tuple[int, frozenset[str]]] = []
+    current: tuple[Value, ...] = ()
+    at_as_of: tuple[Value, ...] | None = () if as_of is not None else None
+    for step in walk(events, subject, predicate, tl):
+        at = step.move.at
+        if at > now:
+            break
+        current = tuple(h.value for h in step.after)
+        keys = frozenset(value_key(v) for v in current)
+        if series and series[-1][0] == at:
+            series[-1] = (at, keys)
+        else:
+            series.append((at, keys))
+        if as_of is not None and at <= as_of:
+            at_as_of = current
+    return series, current, at_as_of
+
+
+def _series_differ(a: list[tuple[int, frozenset[str]]], b: list[tuple[int, frozenset[str]]]) -> bool:
+    """Do two step functions of answers over time differ at any instant?"""
+    i = j = 0
+    va: frozenset[str] = frozenset()
+    vb: frozenset[str] = frozenset()
+    while i < len(a) or j < len(b):
+        ta = a[i][0] if i < len(a) else None
+        tb = b[j][0] if j < len(b) else None
+        t = min(x for x in (ta, tb) if x is not None)
+        if ta == t:
+            va = a[i][1]
+            i += 1
+        if tb == t:
+            vb = b[j][1]
+            j += 1
+        if va != vb:
+            return True
+    return False
+
+
+def affected_pairs(events: Iterable[Event], names_before: set[str], names_after: set[str], before: Timeline, after: Timeline) -> list[str]:
+    """Canonical predicates (under either timeline) that these events give the subject."""
+    preds: set[str] = set()
+    for e in events:
+        if e.predicate in names_before:
+            preds.add("b:" + before.canonical(e.predicate))
+        if e.predicate in names_after:
+            preds.add("a:" + after.canonical(e.predicate))
+        if before.canonical(e.predicate) == NOTE and not e.retraction:
+            for tl, tag in ((before, "b:"), (after, "a:")):
+                promo = tl.promotion(e.id)
+                if promo is not None:
+                    preds.add(tag + promo[0])
+    return sorted(preds)
+
+
+def subject_impact(
+    subject: str,
+    events: Sequence[Event],
+    predicates: Iterable[str],
+    before: Timeline,
+    after: Timeline,
+    now: int,
+    as_of: int | None = None,
+) -> list[PairImpact]:
+    """Fold each named predicate of one subject under both timelines and compare."""
+    out = []
+    for p in sorted(set(predicates)):
+        sb, nb, ab = _answers_over_time(events, subject, p, before, now, as_of)
+        sa, na, aa = _answers_over_time(events, subject, p, after, now, as_of)
+        if not sb and not sa:
+            continue
+        out.append(PairImpact(subject, p, nb, na, ab, aa, _series_differ(sb, sa)))
+    return out
+
+
+def conflicts_of(subject: str, answers: dict[str, tuple[Value, ...]]) -> set[tuple[str, str, tuple[str, ...]]]:
+    """(subject, value key, predicates) for each value held under two or more typed predicates."""
+    by_key: dict[str, set[str]] = {}
+    for p, values in answers.items():
+        if p == NOTE:
+            continue
+        for v in values:
+            by_key.setdefault(value_key(v), set()).add(p)
+    return {(subject, k, tuple(sorted(ps))) for k, ps in by_key.items() if len(ps) > 1}
+
+
+def summarize(per_subject: Iterable[list[PairImpact]]) -> Impact:
+    """Counts, changes and conflict deltas over every subject's pair impacts."""
+    imp = Impact()
+    for pairs in per_subject:
+        if not pairs:
+            continue
+        imp.subjects += 1
+        before: dict[str, tuple[Value, ...]] = {}
+        after: dict[str, tuple[Value, ...]] = {}
+        for pi in pairs:
+            imp.pairs += 1
+            before[pi.predicate] = pi.before
+            after[pi.predicate] = pi.after
+            if pi.changed:
+                imp.answers_changed += 1
+                imp.values_hidden += len(_keys(pi.before) - _keys(pi.after))
+            if pi.changed_as_of:
+                imp.answers_changed_as_of += 1
+            if pi.history_changed:
+                imp.history_changed += 1
+            if pi.changed or pi.history_changed or pi.changed_as_of:
+                imp.changes.append(pi)
+        subject = pairs[0].subject
+        cb, ca = conflicts_of(subject, before), conflicts_of(subject, after)
+        for s, k, ps in sorted(ca - cb):
+            imp.conflicts_created.append({"subject": s, "value_key": k, "predicates": list(ps)})
+        for s, k, ps in sorted(cb - ca):
+            imp.conflicts_resolved.append({"subject": s, "value_key": k, "predicates": list(ps)})
+    return imp

@@ -1,0 +1,205 @@
+"""The SQLite backend: one file, WAL mode, FTS5 for keywords, numpy for vectors.
+
+The stdlib ``sqlite3`` module is used directly (no ORM on the hot path). Each
+thread gets its own connection to the file; several processes may write one
+file: writes take the write lock up front (``BEGIN IMMEDIATE``) and wait for
+it up to ``BUSY_TIMEOUT_MS``. The layout is described in schema_sqlite.py and
+docs/storage.md.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from urllib.parse import quote
+
+from ..errors import NotFound, StorageError
+from .base import Backend, check_collection
+from .schema_sqlite import MIGRATIONS, SCHEMA_VERSION
+from .sqlite_store import SQLiteStore
+
+BUSY_TIMEOUT_MS = 10_000
+READ_ONLY_MESSAGE = "the store is open read-only; writes are refused (open it without --read-only to write)"
+
+
+def sqlite_display(path: str) -> str:
+    return f"sqlite:///{path}"
+
+
+class SQLiteBackend(Backend):
+    """A store file. ``read_only`` opens it with ``mode=ro``; a file this process may
+    not write is opened read-only on its own (``read_only_reason`` says why)."""
+
+    def __init__(self, path: str | os.PathLike[str], read_only: bool = False) -> None:
+        self.path = os.path.abspath(os.fspath(path))
+        self.url_for_display = sqlite_display(self.path)
+        self.read_only = bool(read_only)
+        self.read_only_reason = READ_ONLY_MESSAGE if read_only else ""
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._stores: dict[str, SQLiteStore] = {}
+        self._closed = False
+        folder = os.path.dirname(self.path)
+        exists = os.path.exists(self.path)
+        if exists and os.path.isdir(self.path):
+            raise StorageError(f"cannot open the store at {self.url_for_display}: it is a folder, not a file")
+        if not self.read_only:
+            if exists and not (os.access(self.path, os.W_OK) and os.access(folder, os.W_OK)):
+                self.read_only = True
+                self.read_only_reason = (
+                    f"the store at {self.url_for_display} is not writable by this process (permission denied), "
+                    "so it is open read-only; writes are refused"
+                )
+            elif not exists:
+                if not os.path.isdir(folder):
+                    raise StorageError(
+                        f"cannot create the store at {self.url_for_display}: the folder {folder} does not exist"
+                    )
+                if not os.access(folder, os.W_OK):
+                    raise StorageError(
+                        f"cannot create the store at {self.url_for_display}: the folder {folder} "
+                        "is not writable (permission denied)"
+                    )
+        elif not exists:
+            raise StorageError(f"no store at {self.url_for_display}; there is nothing to open read-only")
+        self._open_schema()
+
+    # --- connections ---------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            if self.read_only:
+                uri = f"file:{quote(self.path)}?mode=ro"
+                conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+            else:
+                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA cache_size = -65536")
+            conn.execute("PRAGMA mmap_size = 268435456")
+            if self.read_only:
+                conn.execute("PRAGMA query_only = ON")
+        except sqlite3.Error as e:
+            raise StorageError(f"cannot open the store at {self.url_for_display}: {e}") from None
+        return conn
+
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection."""
+        c = getattr(self._local, "conn", None)
+        if c is None:
+            if self._closed:
+                raise StorageError(f"the store at {self.url_for_display} is closed")
+            c = self._connect()
+            with self._lock:
+                self._connections.append(c)
+            self._local.conn = c
+        return c
+
+    def _open_schema(self) -> None:
+        conn = self.conn()
+        try:
+            if self.read_only:
+                version = self._version(conn)
+                self._check_version(version)
+                if version < SCHEMA_VERSION:
+                    raise StorageError(
+                        f"the store at {self.url_for_display} has schema version {version}, older than this "
+                        f"release uses ({SCHEMA_VERSION}); open it once without --read-only to upgrade it"
+                    )
+                return
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = self._version(conn)
+                self._check_version(version)
+                for v in range(version, SCHEMA_VERSION):
+                    for statement in MIGRATIONS[v]:
+                        conn.execute(statement)
+                    conn.execute("UPDATE schema_meta SET version = ? WHERE id = 1", (v + 1,))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as e:
+            self.close()
+            raise StorageError(f"cannot open the store at {self.url_for_display}: {e}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _version(self, conn: sqlite3.Connection) -> int:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "schema_meta" not in names:
+            if names - {"sqlite_sequence"}:
+                raise StorageError(
+                    f"the file at {self.url_for_display} is an SQLite database but not a recall store "
+                    f"(it has tables {', '.join(sorted(names)[:5])} and no schema_meta)"
+                )
+            return 0
+        row = conn.execute("SELECT version FROM schema_meta WHERE id = 1").fetchone()
+        return int(row[0]) if row else 0
+
+    def _check_version(self, version: int) -> None:
+        if version > SCHEMA_VERSION:
+            raise StorageError(
+                f"the store at {self.url_for_display} has schema version {version}, newer than this release "
+                f"of recall-admin supports ({SCHEMA_VERSION}); upgrade recall-admin to open it"
+            )
+
+    # --- the contract --------------------------------------------------------
+
+    def store(self, collection: str, *, create: bool = True) -> SQLiteStore:
+        check_collection(collection)
+        with self._lock:
+            cached = self._stores.get(collection)
+        if cached is not None:
+            return cached
+        conn = self.conn()
+        row = conn.execute("SELECT id FROM collections WHERE name = ?", (collection,)).fetchone()
+        if row is None:
+            if not create or self.read_only:
+                names = [n for n, _ in self.collections()]
+                known = f"; collections: {', '.join(names)}" if names else "; it holds no collection yet"
+                raise NotFound(f"no collection {collection!r} in the store at {self.url_for_display}{known}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("INSERT OR IGNORE INTO collections (name) VALUES (?)", (collection,))
+                conn.execute("COMMIT")
+            except sqlite3.Error as e:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StorageError(
+                    f"cannot create collection {collection!r} in the store at {self.url_for_display}: {e}"
+                ) from None
+            row = conn.execute("SELECT id FROM collections WHERE name = ?", (collection,)).fetchone()
+        store = SQLiteStore(self, collection, int(row[0]))
+        with self._lock:
+            return self._stores.setdefault(collection, store)
+
+    def collections(self) -> list[tuple[str, int]]:
+        rows = self.conn().execute("SELECT name, events FROM collections ORDER BY name").fetchall()
+        return [(name, int(n)) for name, n in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            conns, self._connections = self._connections, []
+            self._stores.clear()
+        for c in conns:
+            try:
+                c.close()
+            except sqlite3.Error:
+                pass
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"SQLiteBackend({self.url_for_display!r}, read_only={self.read_only})"
+
+
+def open_sqlite(path: str | Path, *, read_only: bool = False) -> SQLiteBackend:
+    return SQLiteBackend(path, read_only=read_only)

@@ -1,0 +1,570 @@
+"""One collection of an SQLite store: the ``Store`` contract over sqlite3."""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sqlite3
+import threading
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
+from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
+from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ..values import value_key
+from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
+
+if TYPE_CHECKING:
+    from .sqlite import SQLiteBackend
+
+MAX_REGISTRY_EVENTS = 100_000
+FETCH = 1000  # rows per fetchmany in streams
+CHUNK = 500  # parameters per IN list
+
+# Reserved subjects ("recall:registry", "recall:review", ...): every subject in
+# [RESERVED_LOW, RESERVED_HIGH) starts with "recall:" (';' follows ':').
+RESERVED_LOW = "recall:"
+RESERVED_HIGH = "recall;"
+NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
+
+_COLS = "id, observed_at, body"
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _chunks(items: Sequence[str], size: int = CHUNK) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _refused(what: str, limit: int) -> IncompleteHistory:
+    return IncompleteHistory(f"{what} more than {limit} events (the limit); the read is refused rather than truncated")
+
+
+def _pair_name(subject: str, predicates: Sequence[str]) -> str:
+    if len(predicates) == 1:
+        return f"the pair {subject}/{predicates[0]}"
+    return f"the pair {subject}/{predicates[0]} (stored under {', '.join(predicates)})"
+
+
+def _match_expression(text: str) -> str:
+    """User text as an FTS5 query that can only mean "any of these words"."""
+    words = _unique(tokens(text))
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+class _Vectors:
+    """The collection's vectors in memory, loaded once and then only extended (the log only grows)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.upto = 0
+        self.matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
+        self.positions = np.zeros(0, dtype=np.int64)
+        self.observed = np.zeros(0, dtype=np.int64)
+
+    def extend(self, rows: list[tuple[int, int, bytes]]) -> None:
+        if not rows:
+            return
+        need = self.n + len(rows)
+        if need > len(self.positions):
+            cap = max(need, 2 * len(self.positions), 1024)
+            matrix = np.zeros((cap, DIMENSIONS), dtype=np.float32)
+            matrix[: self.n] = self.matrix[: self.n]
+            positions = np.zeros(cap, dtype=np.int64)
+            positions[: self.n] = self.positions[: self.n]
+            observed = np.zeros(cap, dtype=np.int64)
+            observed[: self.n] = self.observed[: self.n]
+            self.matrix, self.positions, self.observed = matrix, positions, observed
+        k = len(rows)
+        self.positions[self.n : need] = [r[0] for r in rows]
+        self.observed[self.n : need] = [r[1] for r in rows]
+        block = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4")
+        if block.size != k * DIMENSIONS:
+            raise StorageError("a stored vector does not have 256 dimensions; the vector index is corrupt")
+        self.matrix[self.n : need] = block.reshape(k, DIMENSIONS)
+        self.n = need
+        self.upto = int(rows[-1][0])
+
+
+class SQLiteStore(Store):
+    def __init__(self, backend: "SQLiteBackend", collection: str, collection_id: int) -> None:
+        self.backend = backend
+        self.collection = collection
+        self.cid = collection_id
+        self._vectors = _Vectors()
+        self._vector_lock = threading.Lock()
+
+    @property
+    def read_only(self) -> bool:  # type: ignore[override]
+        return self.backend.read_only
+
+    def _conn(self) -> sqlite3.Connection:
+        return self.backend.conn()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self.backend.url_for_display!r}, {self.collection!r})"
+
+    # --- decoding ------------------------------------------------------------
+
+    def _decode(self, rows: Iterable[tuple[str, int, str]]) -> list[Event]:
+        loads = json.loads
+        out: list[Event] = []
+        append = out.append
+        eid = None
+        try:
+            for eid, at, body in rows:
+                ev = decode_event(loads(body), observed_at=at)
+                if ev.id != eid:
+                    raise InvalidEvent(f"its body holds the id {ev.id!r}")
+                append(ev)
+        except (InvalidEvent, ValueError, TypeError) as e:
+            raise self._corrupt(eid, e) from None
+        return out
+
+    def _corrupt(self, eid: str, e: Exception) -> InvalidEvent:
+        if isinstance(e, InvalidEvent):
+            why = e.message
+        elif isinstance(e, json.JSONDecodeError):
+            why = f"its JSON is malformed ({e.msg} at character {e.pos})"
+        else:
+            why = str(e)
+        return InvalidEvent(
+            f"stored event {eid!r} in collection {self.collection!r} does not decode: {why}; the read is refused"
+        )
+
+    def _stream(self, cursor: sqlite3.Cursor) -> Iterator[Event]:
+        try:
+            while True:
+                rows = cursor.fetchmany(FETCH)
+                if not rows:
+                    return
+                yield from self._decode(rows)
+        finally:
+            cursor.close()
+
+    def _complete(self, sql: str, params: Sequence[object], limit: int, what: str) -> list[Event]:
+        rows = self._conn().execute(sql, (*params, limit + 1)).fetchall()
+        if len(rows) > limit:
+            raise _refused(what, limit)
+        return self._decode(rows)
+
+    # --- writes --------------------------------------------------------------
+
+    def _refuse_write(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStore(self.backend.read_only_reason)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        where = f"collection {self.collection!r} of the store at {self.backend.url_for_display}"
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            raise StorageError(f"cannot write to {where}: {e} (waited {self._busy_seconds()} s for the write lock)") from None
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(e, (sqlite3.Error, UnicodeError)):
+                raise StorageError(f"the append to {where} was refused: {e}; nothing of it was written") from None
+            raise
+
+    def _busy_seconds(self) -> int:
+        from .sqlite import BUSY_TIMEOUT_MS
+
+        return BUSY_TIMEOUT_MS // 1000
+
+    @staticmethod
+    def _prepare(events: Sequence[Event]) -> list[tuple]:
+        """Validate and render outside the write lock: (event, body, value key, vector bytes)."""
+        out = []
+        for ev in events:
+            if not isinstance(ev, Event):
+                raise InvalidInput(f"append takes events, got {type(ev).__name__}")
+            if not isinstance(ev.observed_at, int) or isinstance(ev.observed_at, bool):
+                raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
+            obj = ev.to_json()
+            decode_event(obj, observed_at=ev.observed_at)  # what cannot be read back is never written
+            out.append((ev, json.dumps(obj, separators=(",", ":")), value_key(ev.value)))
+        if not out:
+            return out
+        vectors = embed_batch([event_text(p[0]) for p in out]).astype("<f4", copy=False)
+        return [(*p, vectors[i].tobytes()) for i, p in enumerate(out)]
+
+    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> int:
+        """Insert inside the caller's transaction; skip stored ids; return how many were new."""
+        cid = self.cid
+        ids = [p[0].id for p in prepared]
+        stored: set[str] = set()
+        for chunk in _chunks(_unique(ids)):
+            stored.update(
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM events WHERE collection_id = ? AND id IN ({_marks(len(chunk))})", (cid, *chunk)
+                )
+            )
+        fresh = []
+        for p in prepared:
+            if p[0].id not in stored:
+                stored.add(p[0].id)
+                fresh.append(p)
+        if not fresh:
+            return 0
+        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+        top = conn.execute("SELECT MAX(position) FROM events").fetchone()[0]
+        base = max(seq[0] if seq else 0, top or 0)
+        rows = []
+        texts = []
+        links = []
+        for i, (ev, body, key, vector) in enumerate(fresh):
+            pos = base + 1 + i
+            rows.append(
+                (pos, cid, ev.id, ev.subject, ev.predicate, key, 1 if ev.retraction else 0, ev.observed_at, body,
+                 vector)
+            )
+            texts.append((pos, search_text(ev)))
+            if ev.replaces:
+                for name in _unique(r.predicate for r in ev.replaces):
+                    links.append((cid, ev.subject, name, pos))
+        conn.executemany(
+            "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
+            "observed_at, body, vector) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        conn.executemany("INSERT INTO event_text (rowid, text) VALUES (?, ?)", texts)
+        if links:
+            conn.executemany(
+                "INSERT INTO event_replaces (collection_id, subject, predicate, position) VALUES (?,?,?,?)", links
+            )
+        conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (len(rows), cid))
+        return len(rows)
+
+    def append(self, events: Sequence[Event]) -> int:
+        self._refuse_write()
+        prepared = self._prepare(list(events))
+        if prepared:
+            with self._write() as conn:
+                self._insert(conn, prepared)
+        return self.position()
+
+    def append_many(
+        self,
+        events: Iterable[Event],
+        batch_size: int = 5000,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Bulk import: one transaction per batch of ``batch_size`` events (atomic per
+        batch, not as a whole). Returns how many events were new; calls
+        ``progress(read, written)`` after each batch."""
+        self._refuse_write()
+        if batch_size < 1:
+            raise InvalidInput(f"batch_size must be at least 1, got {batch_size}")
+        read = written = 0
+        batch: list[Event] = []
+
+        def flush() -> None:
+            nonlocal written
+            prepared = self._prepare(batch)
+            with self._write() as conn:
+                written += self._insert(conn, prepared)
+            if progress is not None:
+                progress(read, written)
+
+        for ev in events:
+            batch.append(ev)
+            read += 1
+            if len(batch) >= batch_size:
+                flush()
+                batch = []
+        if batch:
+            flush()
+        return written
+
+    # --- watermarks ----------------------------------------------------------
+
+    def position(self) -> int:
+        row = self._conn().execute("SELECT MAX(position) FROM events WHERE collection_id = ?", (self.cid,)).fetchone()
+        return int(row[0] or 0)
+
+    def count(self) -> int:
+        row = self._conn().execute("SELECT events FROM collections WHERE id = ?", (self.cid,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def touched_since(self, position: int, limit: int = 100_000) -> list[Touch]:
+        rows = self._conn().execute(
+            "SELECT position, subject, predicate, value_key FROM events "
+            "WHERE collection_id = ? AND position > ? ORDER BY position LIMIT ?",
+            (self.cid, int(position), limit + 1),
+        ).fetchall()
+        if len(rows) > limit:
+            raise _refused(f"the events appended after position {position} number", limit)
+        return [Touch(*r) for r in rows]
+
+    # --- complete reads ------------------------------------------------------
+
+    def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
+        preds = _unique(predicates)
+        if not preds:
+            return []
+        if len(preds) == 1:
+            sql = (
+                f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? AND predicate = ? "
+                "ORDER BY position LIMIT ?"
+            )
+        else:
+            sql = (
+                f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? "
+                f"AND predicate IN ({_marks(len(preds))}) ORDER BY position LIMIT ?"
+            )
+        return self._complete(sql, (self.cid, subject, *preds), limit, f"{_pair_name(subject, preds)} has")
+
+    def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
+        return self._complete(
+            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? ORDER BY position LIMIT ?",
+            (self.cid, subject),
+            limit,
+            f"the subject {subject} has",
+        )
+
+    def events_by_id(self, ids: Sequence[str]) -> list[Event]:
+        wanted = _unique(ids)
+        rows: list[tuple[int, str, int, str]] = []
+        conn = self._conn()
+        for chunk in _chunks(wanted):
+            rows.extend(
+                conn.execute(
+                    f"SELECT position, {_COLS} FROM events WHERE collection_id = ? AND id IN ({_marks(len(chunk))})",
+                    (self.cid, *chunk),
+                )
+            )
+        rows.sort()
+        return self._decode(r[1:] for r in rows)
+
+    def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
+        preds = _unique(predicates)
+        if not preds:
+            return []
+        return self._complete(
+            f"SELECT {_COLS} FROM events WHERE position IN (SELECT position FROM event_replaces "
+            f"WHERE collection_id = ? AND subject = ? AND predicate IN ({_marks(len(preds))})) "
+            "ORDER BY position LIMIT ?",
+            (self.cid, subject, *preds),
+            MAX_PAIR_EVENTS,
+            f"the events of {subject} whose replaces name {', '.join(preds)} number",
+        )
+
+    def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
+        keys = _unique(value_keys)
+        if not keys:
+            return []
+        return self._complete(
+            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? "
+            f"AND value_key IN ({_marks(len(keys))}) ORDER BY position LIMIT ?",
+            (self.cid, subject, *keys),
+            limit,
+            f"the events of {subject} with the values asked for number",
+        )
+
+    # --- streams -------------------------------------------------------------
+
+    def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
+        """Grouped by subject (subjects in ascending order), each subject's events in position order."""
+        preds = _unique(predicates)
+        if not preds:
+            return iter(())
+        if subjects is None:
+            return self._merged(preds, [None])
+        subs = sorted(set(subjects))
+        return self._merged(preds, list(_chunks(subs))) if subs else iter(())
+
+    def _merged(self, preds: list[str], chunks: list[Sequence[str] | None]) -> Iterator[Event]:
+        conn = self._conn()
+        for chunk in chunks:
+            streams = []
+            for p in preds:
+                if chunk is None:
+                    sql, params = (
+                        "SELECT subject, position, id, observed_at, body FROM events "
+                        "WHERE collection_id = ? AND predicate = ? ORDER BY subject, position",
+                        (self.cid, p),
+                    )
+                else:
+                    sql, params = (
+                        "SELECT subject, position, id, observed_at, body FROM events "
+                        f"WHERE collection_id = ? AND predicate = ? AND subject IN ({_marks(len(chunk))}) "
+                        "ORDER BY subject, position",
+                        (self.cid, p, *chunk),
+                    )
+                streams.append(self._rows(conn.execute(sql, params)))
+            rows = streams[0] if len(streams) == 1 else heapq.merge(*streams)
+            batch = []
+            for r in rows:
+                batch.append(r[2:])
+                if len(batch) >= FETCH:
+                    yield from self._decode(batch)
+                    batch = []
+            if batch:
+                yield from self._decode(batch)
+
+    @staticmethod
+    def _rows(cursor: sqlite3.Cursor) -> Iterator[tuple]:
+        try:
+            while True:
+                rows = cursor.fetchmany(FETCH)
+                if not rows:
+                    return
+                yield from rows
+        finally:
+            cursor.close()
+
+    def all_events(self, after_position: int = 0) -> Iterator[Event]:
+        cursor = self._conn().execute(
+            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND position > ? ORDER BY position",
+            (self.cid, int(after_position)),
+        )
+        return self._stream(cursor)
+
+    def shared_values(self, exclude_predicates: Sequence[str] = ()) -> Iterator[tuple[str, str, list[str]]]:
+        excluded = _unique(exclude_predicates)
+        skip = f"AND predicate NOT IN ({_marks(len(excluded))}) " if excluded else ""
+        cursor = self._conn().execute(
+            "SELECT subject, value_key, group_concat(DISTINCT predicate) FROM events "
+            f"WHERE collection_id = ? AND retraction = 0 AND {NOT_RESERVED} {skip}"
+            "GROUP BY subject, value_key HAVING COUNT(DISTINCT predicate) >= 2 ORDER BY subject, value_key",
+            (self.cid, *excluded),
+        )
+        return ((s, k, sorted(names.split(","))) for s, k, names in self._rows(cursor))
+
+    # --- registry ------------------------------------------------------------
+
+    def registry_events(self) -> list[Event]:
+        return self.pair_events(REGISTRY_SUBJECT, [REGISTRY_PREDICATE], limit=MAX_REGISTRY_EVENTS)
+
+    # --- browsing ------------------------------------------------------------
+
+    def subjects(self, prefix: str = "", limit: int = 1000) -> list[tuple[str, int]]:
+        """The ``limit`` subjects with the most events (ties by name); reserved subjects left out."""
+        params: list[object] = [self.cid]
+        where = ""
+        if prefix:
+            where = "AND subject >= ? AND subject < ? "
+            params += [prefix, prefix + "\U0010ffff"]
+        rows = self._conn().execute(
+            f"SELECT subject, COUNT(*) AS n FROM events WHERE collection_id = ? {where}AND {NOT_RESERVED} "
+            "GROUP BY subject ORDER BY n DESC, subject LIMIT ?",
+            (*params, max(0, int(limit))),
+        ).fetchall()
+        return [(s, int(n)) for s, n in rows]
+
+    def pairs(self, subject: str) -> list[tuple[str, int]]:
+        rows = self._conn().execute(
+            "SELECT predicate, COUNT(*) FROM events WHERE collection_id = ? AND subject = ? "
+            "GROUP BY predicate ORDER BY predicate",
+            (self.cid, subject),
+        ).fetchall()
+        return [(p, int(n)) for p, n in rows]
+
+    def predicate_counts(self) -> dict[str, int]:
+        rows = self._conn().execute(
+            f"SELECT predicate, COUNT(*) FROM events WHERE collection_id = ? AND {NOT_RESERVED} "
+            "GROUP BY predicate ORDER BY predicate",
+            (self.cid,),
+        ).fetchall()
+        return {p: int(n) for p, n in rows}
+
+    # --- search --------------------------------------------------------------
+
+    @staticmethod
+    def _window(since: int | None, until: int | None, column: str = "observed_at") -> tuple[str, list[int]]:
+        sql, params = "", []
+        if since is not None:
+            sql += f" AND {column} >= ?"
+            params.append(int(since))
+        if until is not None:
+            sql += f" AND {column} <= ?"
+            params.append(int(until))
+        return sql, params
+
+    def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+        expr = _match_expression(text or "")
+        if not expr or k <= 0:
+            return []
+        window, params = self._window(since, until, "e.observed_at")
+        rows = self._conn().execute(
+            "SELECT e.id, e.observed_at, e.body, bm25(event_text) AS rank FROM event_text "
+            "JOIN events e ON e.position = event_text.rowid "
+            f"WHERE event_text MATCH ? AND e.collection_id = ?{window} ORDER BY rank, e.position LIMIT ?",
+            (expr, self.cid, *params, int(k)),
+        ).fetchall()
+        events = self._decode(r[:3] for r in rows)
+        return [Hit(ev, -float(r[3])) for ev, r in zip(events, rows)]
+
+    def _load_vectors(self) -> _Vectors:
+        with self._vector_lock:
+            vs = self._vectors
+            rows = self._conn().execute(
+                "SELECT position, observed_at, vector FROM events WHERE collection_id = ? AND position > ? "
+                "ORDER BY position",
+                (self.cid, vs.upto),
+            ).fetchall()
+            vs.extend(rows)
+            return vs
+
+    def vector_search(self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape != (DIMENSIONS,):
+            raise InvalidInput(f"a search vector has {DIMENSIONS} dimensions, got {q.size}")
+        if k <= 0:
+            return []
+        norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
+        if norm > 0:
+            q = q / np.float32(norm)
+        vs = self._load_vectors()
+        n = vs.n
+        if n == 0:
+            return []
+        scores = vs.matrix[:n] @ q
+        candidates = np.arange(n)
+        if since is not None or until is not None:
+            mask = np.ones(n, dtype=bool)
+            if since is not None:
+                mask &= vs.observed[:n] >= int(since)
+            if until is not None:
+                mask &= vs.observed[:n] <= int(until)
+            candidates = np.flatnonzero(mask)
+            if candidates.size == 0:
+                return []
+        cand_scores = scores[candidates]
+        if candidates.size > k:
+            top = np.argpartition(-cand_scores, k - 1)[:k]
+            # keep every candidate tied with the k-th score, so ties resolve by position
+            kth = cand_scores[top].min()
+            top = np.flatnonzero(cand_scores >= kth)
+        else:
+            top = np.arange(candidates.size)
+        chosen = candidates[top]
+        order = np.lexsort((vs.positions[chosen], -scores[chosen]))[:k]
+        chosen = chosen[order]
+        positions = [int(p) for p in vs.positions[chosen]]
+        by_pos = {}
+        conn = self._conn()
+        for chunk in _chunks(positions):
+            for row in conn.execute(
+                f"SELECT position, {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk
+            ):
+                by_pos[row[0]] = row[1:]
+        events = self._decode(by_pos[p] for p in positions)
+        return [Hit(ev, float(scores[i])) for ev, i in zip(events, chosen)]

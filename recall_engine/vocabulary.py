@@ -1,0 +1,139 @@
+"""Open-vocabulary name matching: is a new predicate name one we already have?
+
+Pure and deterministic. Names are compared as words after light stemming and a
+small table of words that mean the same in predicate names (prefers /
+preference / favorite); rapidfuzz scores what remains, and the lexical
+embedder compares descriptions when both sides have one. Names that differ by
+a word of opposite meaning (likes / dislikes, avoids) never match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from .embed import embed
+from .registry import Definition
+from .text import NOTE
+
+DEFAULT_THRESHOLD = 0.9
+
+# Words that mean the same inside a predicate name, mapped to one stem.
+_SAME = {
+    "prefers": "prefer", "preference": "prefer", "preferred": "prefer", "prefer": "prefer",
+    "favorite": "prefer", "favourite": "prefer", "fav": "prefer", "preferences": "prefer",
+    "uses": "use", "using": "use", "used": "use", "use": "use", "usage": "use",
+    "lives": "live", "living": "live", "live": "live", "resides": "live", "residence": "live",
+    "works": "work", "working": "work", "work": "work", "employed": "work", "employer": "work",
+    "employment": "work", "job": "work",
+    "likes": "like", "like": "like", "liked": "like", "enjoys": "like", "loves": "like",
+    "owns": "own", "own": "own", "owned": "own", "has": "own", "possesses": "own",
+    "email": "email", "mail": "email", "e": "", "address": "address", "addr": "address",
+    "phone": "phone", "telephone": "phone", "tel": "phone", "mobile": "phone", "number": "number",
+    "lang": "language", "language": "language", "languages": "language",
+    "tech": "technology", "technology": "technology", "technologies": "technology", "stack": "technology",
+    "pkg": "package", "package": "package", "packages": "package",
+    "tz": "timezone", "timezone": "timezone", "zone": "zone",
+    "ide": "editor", "editor": "editor", "editors": "editor",
+    "city": "city", "town": "city", "location": "location",
+    "goal": "goal", "goals": "goal", "aim": "goal", "objective": "goal",
+    "name": "name", "called": "name",
+}
+# Words whose presence on one side only turns the meaning around.
+_OPPOSITE = {
+    "dislikes", "dislike", "disliked", "hates", "hate", "avoids", "avoid", "not", "no", "never",
+    "former", "ex", "previous", "past", "old", "stopped", "quit", "left", "gave", "sold", "lost",
+    "un", "non", "anti", "without", "except", "declined", "rejected", "refuses", "won't", "cant",
+}
+_FILLER = {"the", "a", "an", "of", "to", "for", "is", "user", "users", "s"}
+
+
+def _words(name: str) -> list[str]:
+    out = []
+    for w in name.lower().replace("-", "_").split("_"):
+        if not w or w in _FILLER:
+            continue
+        out.append(w)
+    return out
+
+
+def _stem(w: str) -> str:
+    if w in _SAME:
+        return _SAME[w]
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def name_similarity(a: str, b: str) -> float:
+    """Similarity of two predicate names in [0, 1]; 0 when one reverses the other's meaning."""
+    wa, wb = _words(a), _words(b)
+    oa = {w for w in wa if w in _OPPOSITE}
+    ob = {w for w in wb if w in _OPPOSITE}
+    if oa != ob:
+        return 0.0
+    sa = sorted({s for w in wa if (s := _stem(w))})
+    sb = sorted({s for w in wb if (s := _stem(w))})
+    if not sa or not sb:
+        return 0.0
+    if sa == sb:
+        return 1.0
+    # Each side's words must mostly find a close partner on the other side.
+    ratio = fuzz.token_sort_ratio(" ".join(sa), " ".join(sb)) / 100.0
+    overlap = len(set(sa) & set(sb)) / max(len(sa), len(sb))
+    return min(ratio, 0.5 + 0.5 * overlap) if overlap < 1 else ratio
+
+
+def description_similarity(a: str, b: str) -> float:
+    if not a.strip() or not b.strip():
+        return 0.0
+    return float(np.dot(embed(a), embed(b)))
+
+
+def similarity(name: str, description: str, other: Definition) -> float:
+    n = name_similarity(name, other.name)
+    if n == 0.0:
+        return 0.0
+    if description and other.description:
+        # descriptions can only confirm a near name, never make a far one match
+        d = description_similarity(description, other.description)
+        return min(1.0, 0.85 * n + 0.15 * max(d, n)) if d < n else n
+    return n
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    name: str
+    score: float
+
+
+def best_match(
+    name: str,
+    storage_class: str,
+    candidates: Mapping[str, Definition],
+    *,
+    description: str = "",
+    cardinality: str | None = None,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> Match | None:
+    """The existing predicate a new name most likely means, if it scores at or above the threshold."""
+    if threshold < 0:
+        return None
+    best: Match | None = None
+    for cand in sorted(candidates):
+        d = candidates[cand]
+        if cand == NOTE or cand == name or d.storage_class != storage_class:
+            continue
+        if cardinality and d.cardinality != cardinality:
+            continue
+        s = similarity(name, description, d)
+        if best is None or s > best.score:
+            best = Match(cand, s)
+    if best is not None and best.score >= threshold:
+        return best
+    return None
