@@ -162,7 +162,7 @@ def _value(rng: random.Random, p: str, d: Definition, k: int):
 def _append(store, events, progress: Callable[[int], None] | None) -> int:
     bulk = getattr(store, "append_many", None)
     if bulk is not None:
-        return bulk(events, progress=progress)
+        return bulk(events, progress=(lambda read, written: progress(read)) if progress else None)
     batch: list[Event] = []
     total = 0
     for e in events:

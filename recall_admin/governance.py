@@ -14,7 +14,7 @@ from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
 from recall_engine.records import REGISTRY_SUBJECT, Event
 from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
-from recall_engine.text import NOTE
+from recall_engine.text import NOTE, normalize_subject
 from recall_engine.timeline import Timeline
 from recall_engine.values import STORAGE_CLASS, normalize_value, parse_cli_value, value_key
 
@@ -42,6 +42,7 @@ class Preview:
                 "title": self.plan.title,
                 "ops": [r.to_json() for r in self.plan.records],
                 "statements": [e.to_json() for e in self.plan.statements],
+                "events": [e.to_json() for e in self.plan.events()],
                 "based_on": {"position": self.plan.position, "registry_digest": self.plan.registry_digest},
                 "details": self.plan.details,
             },
@@ -233,7 +234,7 @@ class Stager:
             raise PlanError(f"--match is not a valid regular expression: {exc}") from None
         out = []
         seen: set[str] = set()
-        subjects = [subject] if subject else None
+        subjects = [normalize_subject(subject)] if subject else None
         for e in store.predicate_events(tl.stored_names(NOTE), subjects=subjects):
             if e.retraction or e.id in seen or tl.promotion(e.id) is not None:
                 continue
@@ -254,6 +255,15 @@ class Stager:
         """A registry file load: the declare records for what differs (built by registry_sync)."""
         if not records:
             raise PlanError("the registry file declares nothing new: every predicate already reads that way")
+        tl = self.memory.timeline()
+        for r in records:
+            old = tl.own_definition(r.name) or tl.definition(r.name)
+            if r.definition is not None and old is not None and old.storage_class != r.definition.storage_class:
+                raise PlanError(
+                    f"{r.name} stores {old.storage_class} values and the registry file makes it "
+                    f"{r.definition.value_type or 'string'}-valued: the stored value class of a predicate never "
+                    f"changes; define a new predicate (under another name) instead"
+                )
         return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason)
 
     def statements(self, kind: str, title: str, statements: Sequence[Event], scope: Iterable[str],
@@ -325,7 +335,7 @@ def preview(memory: Memory, plan: Plan, *, as_of: int | None = None,
             progress(read)
     impact = summarize(per_subject)
     impact.events_read = read
-    risks = _risks(plan, impact, tl, after, memory)
+    risks = _risks(plan, impact, tl, after, memory, [pi for pairs in per_subject for pi in pairs])
     return Preview(plan, impact, risks)
 
 
@@ -346,6 +356,8 @@ def _statement_impact(subject, events, statements, preds, tl, now, as_of):
 def _affected_predicates(plan: Plan, before: Timeline, after: Timeline) -> set[str]:
     out: set[str] = set()
     for r in plan.records:
+        if r.op == "promote":
+            out.add(NOTE)  # the promoted notes stop being held as notes
         for t in (before, after):
             out.add(t.canonical(r.name))
             if r.into:
@@ -377,18 +389,25 @@ def _group_by_subject(events: Iterable[Event]) -> Iterable[tuple[str, list[Event
     return list(seen.items())
 
 
-def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory: Memory) -> list[dict[str, str]]:
+def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory: Memory,
+           pairs: Sequence[Any] = ()) -> list[dict[str, str]]:
     risks: list[dict[str, str]] = []
     for r in plan.records:
         old = before.definition(r.name)
         if r.op == "redefine" and r.definition is not None and old is not None:
             new = r.definition
             if old.cardinality == "multi" and new.cardinality == "single":
-                hidden = sum(len(c.before) - len(c.after) for c in impact.changes if c.predicate == r.name and len(c.after) < len(c.before))
-                risks.append({"flag": "values_hidden", "detail": (
-                    f"{r.name} becomes single-valued: {hidden} value(s) held now would stop being believed "
-                    f"across {sum(1 for c in impact.changes if c.predicate == r.name and c.changed)} pair(s) "
-                    f"once a new value is stated" + (" or at once, since the change is retroactive" if r.retroactive else ""))})
+                if r.retroactive:
+                    shrunk = [c for c in impact.changes if c.predicate == r.name and len(c.after) < len(c.before)]
+                    hidden = sum(len(c.before) - len(c.after) for c in shrunk)
+                    detail = (f"{r.name} becomes single-valued for its whole history: {hidden} value(s) held now "
+                              f"stop being believed at once, across {len(shrunk)} pair(s)")
+                else:
+                    several = [pi for pi in pairs if pi.predicate == r.name and len(pi.after) > 1]
+                    held = sum(len(pi.after) for pi in several)
+                    detail = (f"{r.name} becomes single-valued from now on: {len(several)} pair(s) hold several values "
+                              f"now ({held} in all); the next value stated for each of them hides the others")
+                risks.append({"flag": "values_hidden", "detail": detail})
             if r.retroactive:
                 risks.append({"flag": "retroactive", "detail": (
                     f"{r.name} is redefined for its whole history: {impact.history_changed} pair(s) would have "
@@ -448,8 +467,10 @@ def check_stale(memory: Memory, plan: Plan) -> None:
 
 def apply(memory: Memory, plan: Plan) -> dict[str, Any]:
     """Append exactly the plan's events in one transaction, if the plan is not stale."""
-    check_stale(memory, plan)
     events = plan.events()
+    if events and len(memory.store.events_by_id([e.id for e in events])) == len({e.id for e in events}):
+        raise PlanError(f"plan {plan.id} is already applied: every one of its events is in the log")
+    check_stale(memory, plan)
     position = memory.store.append(events)
     return {"applied": plan.id, "events": [e.id for e in events], "position": position}
 

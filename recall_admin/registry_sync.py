@@ -54,7 +54,7 @@ def combine(files: Iterable[object]) -> tuple[dict[str, Definition], list[str]]:
                     f"registries {first!r} and {fname!r} define {name!r} with different rules "
                     f"({_shape(pd)} against {_shape(d)}); load one of them, or make them agree"
                 )
-            notes.append(f"{name}: {first!r} and {fname!r} describe it differently; keeping {first!r}'s wording")
+            notes.append(f"{name}: {first!r} and {fname!r} describe it differently; keeping the wording of {first!r}")
     return {n: d for n, (_, d) in combined.items()}, notes
 
 

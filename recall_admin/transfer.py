@@ -21,7 +21,7 @@ from recall_engine.registry import decode_record
 from recall_engine.storage.base import Store
 from recall_engine.text import normalize_subject
 
-BATCH_SIZE = 5000
+BATCH_SIZE = 2000
 MAX_LINE_BYTES = 1 << 20
 
 Progress = Callable[[int, int], None]  # (events done, events in all)

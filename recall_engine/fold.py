@@ -9,6 +9,7 @@ same log in any order, or with an event twice, folds the same.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -57,6 +58,23 @@ class Step:
     effective: bool  # did it change the held values (or refresh one)?
 
 
+def _content(e: Event) -> str:
+    return json.dumps(e.to_json(), sort_keys=True)
+
+
+def _put(out: dict[tuple[str, str], Move], k: tuple[str, str], m: Move) -> None:
+    """Keep one move per (event id, action); an event given twice counts once.
+
+    Two different events can share an id (ids ignore letter case, kind, source,
+    confidence and evidence), so which one stays must not depend on input order.
+    """
+    prev = out.get(k)
+    if prev is None:
+        out[k] = m
+    elif prev.event != m.event and _content(m.event) < _content(prev.event):
+        out[k] = m
+
+
 def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> list[Move]:
     """Classify and order the events that bear on one pair."""
     canonical = timeline.canonical
@@ -70,26 +88,26 @@ def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timel
             promo = timeline.promotion(e.id)
             if promo is not None:
                 if promo[0] == predicate:
-                    out.setdefault((e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, promo[1].value, value_key(promo[1].value), promoted=True))
+                    _put(out, (e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, promo[1].value, value_key(promo[1].value), promoted=True))
                 elif promo[0] in excluders:
                     # a promoted note reads as an assertion of its predicate: it excludes like one
-                    out.setdefault((e.id, EXCLUDE), Move(e.observed_at, 1, e, EXCLUDE, promo[1].value, value_key(promo[1].value), via=promo[0]))
+                    _put(out, (e.id, EXCLUDE), Move(e.observed_at, 1, e, EXCLUDE, promo[1].value, value_key(promo[1].value), via=promo[0]))
                 continue
         if c == predicate:
             if e.retraction:
                 act = CLEAR if e.value is None else RETRACT
-                out.setdefault((e.id, act), Move(e.observed_at, 1, e, act, e.value, e.key))
+                _put(out, (e.id, act), Move(e.observed_at, 1, e, act, e.value, e.key))
             else:
-                out.setdefault((e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, e.value, e.key))
+                _put(out, (e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, e.value, e.key))
         elif c in excluders and not e.retraction:
-            out.setdefault((e.id, EXCLUDE), Move(e.observed_at, 1, e, EXCLUDE, e.value, e.key, via=c))
+            _put(out, (e.id, EXCLUDE), Move(e.observed_at, 1, e, EXCLUDE, e.value, e.key, via=c))
         if e.replaces and not e.retraction:
             own = e.key if c == predicate else None
             keys = tuple(
                 k for r in e.replaces if canonical(r.predicate) == predicate and (k := value_key(r.value)) != own
             )
             if keys:
-                out.setdefault((e.id, REPLACES), Move(e.observed_at, 1, e, REPLACES, None, "", keys=keys))
+                _put(out, (e.id, REPLACES), Move(e.observed_at, 1, e, REPLACES, None, "", keys=keys))
     return sorted(out.values(), key=lambda m: (m.at, m.order, m.event.id, m.action))
 
 

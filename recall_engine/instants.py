@@ -19,9 +19,10 @@ MINUTE_NS = 60 * NS
 
 _RFC3339 = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
-    r"([Zz]|[+-]\d{2}:\d{2})$"
+    r"([Zz]|[+-]\d{2}:\d{2})\Z",
+    re.ASCII,  # \d would otherwise take any Unicode digit ("٢٠٢٦")
 )
-_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})$")
+_DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
 
 
 def _epoch_seconds(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0) -> int:

@@ -146,11 +146,13 @@ class Memory:
                 f"the pair {subject}/{predicate} has more than {MAX_PAIR_EVENTS} events (the limit); refused"
             )
         ex = tl.excluders(predicate)
+        proms = tl.promotions_into(predicate, subject)
         if ex:
             ex_names = [n for q in sorted(ex) for n in tl.stored_names(q)]
             events.extend(e for e in self.store.pair_events(subject, ex_names) if not e.retraction)
+            for q in sorted(ex):  # notes promoted into an excluder exclude like its assertions
+                proms = proms + tl.promotions_into(q, subject)
         events.extend(self.store.replacing_events(subject, names))
-        proms = tl.promotions_into(predicate, subject)
         if proms:
             events.extend(self.store.events_by_id([p.event_id for p in proms]))
         return events
@@ -174,9 +176,9 @@ class Memory:
         keys = sorted({b.key for b in typed})
         mine = {b.predicate for b in beliefs}
         others: set[str] = set()
-        for e in self.store.value_events(subject, keys):
-            c = tl.canonical(e.predicate)
-            if c not in mine and c != NOTE and not e.retraction:
+        for name in self.store.value_predicates(subject, keys):
+            c = tl.canonical(name)
+            if c not in mine and c != NOTE:
                 others.add(c)
         extra: list[Belief] = []
         for q in sorted(others):
@@ -373,7 +375,7 @@ class Memory:
         d = tl.rule(p, t)
         out: list[Belief] = []
         for x in sorted({tl.canonical(x) for x in (d.excludes if d else ())}):
-            events = self.pair_input(s, x, tl)
+            events = [e for e in self.pair_input(s, x, tl) if e.id != statement.id]  # as it was before the write
             after = {b.key for b in fold([*events, statement], s, x, tl, t)}
             out.extend(b for b in fold(events, s, x, tl, t) if b.key not in after and (x, b.key) not in seen)
         return out
@@ -420,9 +422,9 @@ class Memory:
         d = tl.definition(p)
         if d is not None:
             preds |= {tl.canonical(x) for x in d.excludes}
-        for e in self.store.value_events(s, [stored.key]):
-            c = tl.canonical(e.predicate)
-            if c not in (p, NOTE) and not e.retraction:
+        for name in self.store.value_predicates(s, [stored.key]):
+            c = tl.canonical(name)
+            if c not in (p, NOTE):
                 preds.add(c)
         out: list[Belief] = []
         for q in sorted(preds - {p}):

@@ -137,20 +137,35 @@ def _bad(eid: object, what: str) -> InvalidEvent:
     return InvalidEvent(f"event {eid!r} has invalid {what}")
 
 
-def _check_value(eid: object, value: object, *, allow_null: bool) -> None:
+def _utf8(text: str) -> bool:
+    """False for a string holding lone surrogates, which no UTF-8 byte sequence can carry."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_value(eid: object, value: object, *, allow_null: bool, what: str = "value") -> None:
     if value is None:
         if not allow_null:
-            raise _bad(eid, "value (null on an assertion)")
+            raise _bad(eid, f"{what} (null on an assertion)")
     elif isinstance(value, bool):
         pass
     elif isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            raise _bad(eid, "value (not a finite number)")
+        try:
+            finite = math.isfinite(value)
+        except OverflowError:  # an integer too large for a float64 (JSON 1 followed by 400 zeros)
+            finite = False
+        if not finite:
+            raise _bad(eid, f"{what} (not a finite number)")
     elif isinstance(value, str):
+        if not value.isascii() and not _utf8(value):
+            raise _bad(eid, f"{what} (not valid UTF-8)")
         if not value.strip():
-            raise _bad(eid, "value (blank)")
+            raise _bad(eid, f"{what} (blank)")
     else:
-        raise _bad(eid, "value")
+        raise _bad(eid, what)
 
 
 def _text_field(eid: object, obj: dict[str, Any], name: str) -> str:
@@ -179,8 +194,10 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
     if kind not in KINDS:
         raise _bad(eid, "kind")
     subject = obj.get("subject")
-    if not isinstance(subject, str) or not subject.strip():
+    if not isinstance(subject, str) or not subject.strip() or (not subject.isascii() and not _utf8(subject)):
         raise _bad(eid, "subject")
+    if not eid.isascii() and not _utf8(eid):
+        raise _bad(eid, "id")
     predicate = obj.get("predicate")
     if not isinstance(predicate, str) or not PREDICATE_RE.match(predicate):
         raise _bad(eid, "predicate")
@@ -222,7 +239,7 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
                 raise _bad(eid, "replaces")
             if not isinstance(r["predicate"], str) or not PREDICATE_RE.match(r["predicate"]):
                 raise _bad(eid, "replaces predicate")
-            _check_value(eid, r["value"], allow_null=False)
+            _check_value(eid, r["value"], allow_null=False, what="replaces value")
             items.append(Replace(r["predicate"], r["value"]))
         replaces = tuple(items)
     return Event(

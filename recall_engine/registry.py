@@ -300,13 +300,13 @@ def record_from_json(raw: object, where: str = "registry record") -> RegistryRec
         name=name,
         definition=definition,
         into=into,
-        retroactive=bool(raw.get("retroactive", False)),
+        retroactive=_flag(raw, "retroactive", where),
         notes=notes,
         operator=raw.get("operator", ""),
         reason=raw.get("reason", ""),
         plan=raw.get("plan", ""),
         score=score,
-        auto=bool(raw.get("auto", False)),
+        auto=_flag(raw, "auto", where),
     )
 
 
@@ -316,16 +316,23 @@ def _decode_go_record(raw: dict[str, Any], name: str, where: str) -> RegistryRec
     if alias_of:
         if not isinstance(alias_of, str) or not PREDICATE_RE.match(alias_of) or alias_of == name:
             raise RegistryError(f"{where}: cannot merge {name!r} into {alias_of!r}")
-        return RegistryRecord(op="merge", name=name, into=alias_of, auto=bool(raw.get("auto", False)))
+        return RegistryRecord(op="merge", name=name, into=alias_of, auto=_flag(raw, "auto", where))
     fields = {k: raw[k] for k in ("cardinality", "value_type", "description", "allowed", "aliases") if k in raw}
     extra = set(raw) - {"name", "auto", "retroactive", "alias_of", "cardinality", "value_type", "description", "allowed", "aliases"}
     if extra:
         raise RegistryError(f"{where}: unknown field {sorted(extra)[0]!r}")
     definition = _definition_from(name, fields, where)
-    auto = bool(raw.get("auto", False))
-    retro = bool(raw.get("retroactive", False))
+    auto = _flag(raw, "auto", where)
+    retro = _flag(raw, "retroactive", where)
     op = "redefine" if retro else ("define" if auto else "declare")
     return RegistryRecord(op=op, name=name, definition=definition, retroactive=retro, auto=auto)
+
+
+def _flag(raw: dict[str, Any], key: str, where: str) -> bool:
+    v = raw.get(key, False)
+    if not isinstance(v, bool):
+        raise RegistryError(f"{where}: {key} must be true or false")
+    return v
 
 
 def with_changes(d: Definition, **changes: Any) -> Definition:

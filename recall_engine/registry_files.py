@@ -109,6 +109,8 @@ def load_registry_file(path: str | os.PathLike[str]) -> RegistryFile:
         raise RegistryFileError(shown, None, None, "is a folder, not a registry file") from None
     except OSError as e:
         raise RegistryFileError(shown, None, None, f"cannot be read: {e.strerror or e}") from None
+    except ValueError as e:  # a path with a NUL byte in it
+        raise RegistryFileError(shown, None, None, f"cannot be read: {e}") from None
     return load_registry_text(data, path=shown)
 
 
@@ -141,10 +143,7 @@ def starter_path(name: str):
     """Where a starter's file is (a ``Traversable``); RegistryError for an unknown name."""
     canonical = _starter_name(name)
     if canonical is None:
-        raise RegistryError(
-            f"no starter registry {json.dumps(name, ensure_ascii=False)}; "
-            f"the starters are: {', '.join(STARTER_NAMES)}"
-        )
+        raise _unknown_starter(name)
     return _starters_dir().joinpath(f"{canonical}.yaml")
 
 
@@ -167,9 +166,12 @@ def load_starter(name_or_path: str | os.PathLike[str]) -> RegistryFile:
         return load_registry_text(data, path=str(ref))
     if _looks_like_path(name_or_path):
         return load_registry_file(name_or_path)
-    raise RegistryError(
-        f"no starter registry {json.dumps(name_or_path, ensure_ascii=False)}; "
-        f"the starters are: {', '.join(STARTER_NAMES)}"
+    raise _unknown_starter(name_or_path)
+
+
+def _unknown_starter(name: str) -> RegistryError:
+    return RegistryError(
+        f"no starter registry {json.dumps(name, ensure_ascii=False)}; the starters are: {', '.join(STARTER_NAMES)}"
     )
 
 
@@ -210,9 +212,9 @@ def _kind(node: Node | None) -> str:
     if node is None:
         return "nothing"
     if isinstance(node, MappingNode):
-        return "a mapping"
+        return "a mapping" if node.tag == _TAG + "map" else f"a mapping tagged {node.tag}"
     if isinstance(node, SequenceNode):
-        return "a list"
+        return "a list" if node.tag == _TAG + "seq" else f"a list tagged {node.tag}"
     if isinstance(node, ScalarNode):
         tag = node.tag
         shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."

@@ -6,7 +6,7 @@ import re
 
 from .errors import InvalidInput
 
-PREDICATE_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+PREDICATE_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")  # \Z: "$" would accept a trailing newline
 MAX_PREDICATE_BYTES = 64
 RESERVED_PREDICATES = frozenset({"registry_change", "review_decision", "extraction"})
 NOTE = "note"
@@ -31,6 +31,11 @@ def normalize_subject(subject: object) -> str:
     if not isinstance(subject, str):
         raise InvalidInput(f"subject must be text, got {type(subject).__name__}")
     norm = simple_lower(subject.strip())
+    if not norm.isascii():
+        try:
+            norm.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput("subject must be valid UTF-8 text") from None
     if not norm:
         raise InvalidInput("subject must not be empty")
     return norm

@@ -36,7 +36,9 @@ class Timeline:
         if records is None:
             items = []
             seen: set[str] = set()
-            for e in sorted(events, key=lambda e: (e.observed_at, e.id)):
+            # the value breaks ties: two records can share an id (ids lower-case the
+            # record's JSON), and which one is read must not depend on input order
+            for e in sorted(events, key=lambda e: (e.observed_at, e.id, str(e.value))):
                 if e.id in seen:
                     continue
                 seen.add(e.id)
@@ -265,18 +267,26 @@ class Timeline:
         names = set(self.stored_names(p))
         excluders = self.excluders(p)
         out = []
+        merged_in: set[str] = set()  # names merged into p at some point
+        excluding: dict[str, bool] = {}  # excluder name -> did its latest definition exclude p
         for r in self.log:
             rec = r.record
             if r.ignored:
                 continue
+            if rec.op == "merge" and self.canonical(rec.into) == p:
+                merged_in.add(rec.name)
             if rec.name in names or (rec.op == "merge" and self.canonical(rec.into) == p):
                 out.append(r)
+            elif rec.op in DEFINING and rec.name in merged_in:
+                out.append(r)  # a split (or re-definition) that ended a merge into p
             elif rec.op == "promote" and self.canonical(rec.name) == p:
                 out.append(r)
-            elif rec.definition is not None and self.canonical(rec.name) in excluders and any(
-                self.canonical(x) == p for x in rec.definition.excludes
-            ):
-                out.append(r)
+            elif rec.definition is not None and self.canonical(rec.name) in excluders:
+                # a definition that adds, keeps or removes an exclusion of p decides p's answers
+                now_excl = any(self.canonical(x) == p for x in rec.definition.excludes)
+                if now_excl or excluding.get(rec.name, False):
+                    out.append(r)
+                excluding[rec.name] = now_excl
         return out
 
     def with_records(self, extra: Iterable[LoggedRecord]) -> "Timeline":

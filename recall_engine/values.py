@@ -113,6 +113,11 @@ def normalize_value(predicate: str, value_type: str, allowed: tuple[str, ...], v
     s = value.strip()
     if not s:
         raise InvalidInput(f"{predicate}: value must not be empty")
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput(f"{predicate}: value must be valid UTF-8 text") from None
     if vt == "enum":
         low = simple_lower(s)
         for a in allowed:

@@ -102,6 +102,10 @@ class Store(ABC):
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
         """Every event of ``subject`` whose value has one of these keys (any predicate)."""
 
+    def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
+        """Stored names under which ``subject`` asserted any of these values (an index-only read)."""
+        return {e.predicate for e in self.value_events(subject, value_keys) if not e.retraction}
+
     # --- streams for previews, conflicts, exports (ordered, bounded memory) ---
     @abstractmethod
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 import json
 import sqlite3
 import threading
@@ -16,6 +17,7 @@ from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStor
 from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ..values import value_key
 from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
+from .schema_sqlite import SECONDARY_INDEXES
 
 if TYPE_CHECKING:
     from .sqlite import SQLiteBackend
@@ -30,7 +32,7 @@ RESERVED_LOW = "recall:"
 RESERVED_HIGH = "recall;"
 NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
 
-_COLS = "id, observed_at, body"
+_COLS = "position, id, observed_at, body"
 
 
 def _marks(n: int) -> str:
@@ -103,6 +105,8 @@ class SQLiteStore(Store):
         self.cid = collection_id
         self._vectors = _Vectors()
         self._vector_lock = threading.Lock()
+        self._memo: dict[int, tuple[str, int, str, Event]] = {}
+        self._memo_max = backend.decode_cache
 
     @property
     def read_only(self) -> bool:  # type: ignore[override]
@@ -116,20 +120,44 @@ class SQLiteStore(Store):
 
     # --- decoding ------------------------------------------------------------
 
-    def _decode(self, rows: Iterable[tuple[str, int, str]]) -> list[Event]:
+    def _decode(self, rows: Iterable[tuple[int, str, int, str]], memo: bool = True) -> list[Event]:
+        """Decode (position, id, observed_at, body) rows strictly; one bad row fails the read.
+
+        Decoding is a pure function of the row, and rows never change, so recent results
+        are remembered by position; a hit must match the row's id, instant and body exactly,
+        so a row altered behind the engine's back is decoded again (and refused)."""
+        cache = self._memo if memo and self._memo_max else None
+        get = cache.get if cache is not None else (lambda _p: None)
         loads = json.loads
         out: list[Event] = []
         append = out.append
         eid = None
         try:
-            for eid, at, body in rows:
+            for pos, eid, at, body in rows:
+                hit = get(pos)
+                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at:
+                    append(hit[3])
+                    continue
                 ev = decode_event(loads(body), observed_at=at)
                 if ev.id != eid:
                     raise InvalidEvent(f"its body holds the id {ev.id!r}")
+                if cache is not None:
+                    cache[pos] = (eid, at, body, ev)
                 append(ev)
         except (InvalidEvent, ValueError, TypeError) as e:
             raise self._corrupt(eid, e) from None
+        if cache is not None and len(cache) > self._memo_max:
+            self._trim()
         return out
+
+    def _trim(self) -> None:
+        # oldest entries first (dicts keep insertion order); a quarter at a time
+        with self._vector_lock:
+            cache = self._memo
+            excess = len(cache) - self._memo_max * 3 // 4
+            if excess > 0:
+                for key in list(itertools.islice(cache, excess)):
+                    cache.pop(key, None)
 
     def _corrupt(self, eid: str, e: Exception) -> InvalidEvent:
         if isinstance(e, InvalidEvent):
@@ -148,7 +176,7 @@ class SQLiteStore(Store):
                 rows = cursor.fetchmany(FETCH)
                 if not rows:
                     return
-                yield from self._decode(rows)
+                yield from self._decode(rows, memo=False)
         finally:
             cursor.close()
 
@@ -178,7 +206,7 @@ class SQLiteStore(Store):
         except BaseException as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            if isinstance(e, (sqlite3.Error, UnicodeError)):
+            if isinstance(e, (sqlite3.Error, UnicodeError, OverflowError)):
                 raise StorageError(f"the append to {where} was refused: {e}; nothing of it was written") from None
             raise
 
@@ -266,14 +294,21 @@ class SQLiteStore(Store):
         batch_size: int = 5000,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
-        """Bulk import: one transaction per batch of ``batch_size`` events (atomic per
-        batch, not as a whole). Returns how many events were new; calls
-        ``progress(read, written)`` after each batch."""
+        """Bulk import: one transaction per batch of ``batch_size`` events, so an import is
+        atomic per batch, not as a whole (a plain ``append`` is atomic as a whole). Ids
+        already stored are skipped, so an interrupted import can simply be run again.
+        Returns how many events were new; calls ``progress(read, written)`` after each batch.
+
+        Into a file that holds no event yet, the secondary indexes are dropped first and
+        built once at the end (sorting once is far faster than upkeep row by row); the
+        unique id index stays, so duplicates are still skipped. If the process dies
+        before the end, the next open of the store builds the missing indexes."""
         self._refuse_write()
         if batch_size < 1:
             raise InvalidInput(f"batch_size must be at least 1, got {batch_size}")
         read = written = 0
         batch: list[Event] = []
+        deferred = self._conn().execute("SELECT 1 FROM events LIMIT 1").fetchone() is None
 
         def flush() -> None:
             nonlocal written
@@ -283,14 +318,24 @@ class SQLiteStore(Store):
             if progress is not None:
                 progress(read, written)
 
-        for ev in events:
-            batch.append(ev)
-            read += 1
-            if len(batch) >= batch_size:
+        if deferred:
+            with self._write() as conn:
+                for name in SECONDARY_INDEXES:
+                    conn.execute(f"DROP INDEX IF EXISTS {name}")
+        try:
+            for ev in events:
+                batch.append(ev)
+                read += 1
+                if len(batch) >= batch_size:
+                    flush()
+                    batch = []
+            if batch:
                 flush()
-                batch = []
-        if batch:
-            flush()
+        finally:
+            if deferred:
+                with self._write() as conn:
+                    for sql in SECONDARY_INDEXES.values():
+                        conn.execute(sql)
         return written
 
     # --- watermarks ----------------------------------------------------------
@@ -322,18 +367,18 @@ class SQLiteStore(Store):
         if len(preds) == 1:
             sql = (
                 f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? AND predicate = ? "
-                "ORDER BY position LIMIT ?"
+                "ORDER BY +position LIMIT ?"
             )
         else:
             sql = (
                 f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? "
-                f"AND predicate IN ({_marks(len(preds))}) ORDER BY position LIMIT ?"
+                f"AND predicate IN ({_marks(len(preds))}) ORDER BY +position LIMIT ?"
             )
         return self._complete(sql, (self.cid, subject, *preds), limit, f"{_pair_name(subject, preds)} has")
 
     def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
         return self._complete(
-            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? ORDER BY position LIMIT ?",
+            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? ORDER BY +position LIMIT ?",
             (self.cid, subject),
             limit,
             f"the subject {subject} has",
@@ -346,12 +391,12 @@ class SQLiteStore(Store):
         for chunk in _chunks(wanted):
             rows.extend(
                 conn.execute(
-                    f"SELECT position, {_COLS} FROM events WHERE collection_id = ? AND id IN ({_marks(len(chunk))})",
+                    f"SELECT {_COLS} FROM events WHERE collection_id = ? AND id IN ({_marks(len(chunk))})",
                     (self.cid, *chunk),
                 )
             )
         rows.sort()
-        return self._decode(r[1:] for r in rows)
+        return self._decode(rows)
 
     def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
         preds = _unique(predicates)
@@ -360,7 +405,7 @@ class SQLiteStore(Store):
         return self._complete(
             f"SELECT {_COLS} FROM events WHERE position IN (SELECT position FROM event_replaces "
             f"WHERE collection_id = ? AND subject = ? AND predicate IN ({_marks(len(preds))})) "
-            "ORDER BY position LIMIT ?",
+            "ORDER BY +position LIMIT ?",
             (self.cid, subject, *preds),
             MAX_PAIR_EVENTS,
             f"the events of {subject} whose replaces name {', '.join(preds)} number",
@@ -372,11 +417,22 @@ class SQLiteStore(Store):
             return []
         return self._complete(
             f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? "
-            f"AND value_key IN ({_marks(len(keys))}) ORDER BY position LIMIT ?",
+            f"AND value_key IN ({_marks(len(keys))}) ORDER BY +position LIMIT ?",
             (self.cid, subject, *keys),
             limit,
             f"the events of {subject} with the values asked for number",
         )
+
+    def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
+        keys = _unique(value_keys)
+        if not keys:
+            return set()
+        rows = self._conn().execute(
+            "SELECT DISTINCT predicate FROM events WHERE collection_id = ? AND subject = ? "
+            f"AND value_key IN ({_marks(len(keys))}) AND retraction = 0",
+            (self.cid, subject, *keys),
+        ).fetchall()
+        return {r[0] for r in rows}
 
     # --- streams -------------------------------------------------------------
 
@@ -397,13 +453,13 @@ class SQLiteStore(Store):
             for p in preds:
                 if chunk is None:
                     sql, params = (
-                        "SELECT subject, position, id, observed_at, body FROM events "
+                        f"SELECT subject, {_COLS} FROM events "
                         "WHERE collection_id = ? AND predicate = ? ORDER BY subject, position",
                         (self.cid, p),
                     )
                 else:
                     sql, params = (
-                        "SELECT subject, position, id, observed_at, body FROM events "
+                        f"SELECT subject, {_COLS} FROM events "
                         f"WHERE collection_id = ? AND predicate = ? AND subject IN ({_marks(len(chunk))}) "
                         "ORDER BY subject, position",
                         (self.cid, p, *chunk),
@@ -412,12 +468,12 @@ class SQLiteStore(Store):
             rows = streams[0] if len(streams) == 1 else heapq.merge(*streams)
             batch = []
             for r in rows:
-                batch.append(r[2:])
+                batch.append(r[1:])
                 if len(batch) >= FETCH:
-                    yield from self._decode(batch)
+                    yield from self._decode(batch, memo=False)
                     batch = []
             if batch:
-                yield from self._decode(batch)
+                yield from self._decode(batch, memo=False)
 
     @staticmethod
     def _rows(cursor: sqlite3.Cursor) -> Iterator[tuple]:
@@ -504,13 +560,13 @@ class SQLiteStore(Store):
             return []
         window, params = self._window(since, until, "e.observed_at")
         rows = self._conn().execute(
-            "SELECT e.id, e.observed_at, e.body, bm25(event_text) AS rank FROM event_text "
+            "SELECT e.position, e.id, e.observed_at, e.body, bm25(event_text) AS rank FROM event_text "
             "JOIN events e ON e.position = event_text.rowid "
             f"WHERE event_text MATCH ? AND e.collection_id = ?{window} ORDER BY rank, e.position LIMIT ?",
             (expr, self.cid, *params, int(k)),
         ).fetchall()
-        events = self._decode(r[:3] for r in rows)
-        return [Hit(ev, -float(r[3])) for ev, r in zip(events, rows)]
+        events = self._decode(r[:4] for r in rows)
+        return [Hit(ev, -float(r[4])) for ev, r in zip(events, rows)]
 
     def _load_vectors(self) -> _Vectors:
         with self._vector_lock:
@@ -563,8 +619,8 @@ class SQLiteStore(Store):
         conn = self._conn()
         for chunk in _chunks(positions):
             for row in conn.execute(
-                f"SELECT position, {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk
+                f"SELECT {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk
             ):
-                by_pos[row[0]] = row[1:]
+                by_pos[row[0]] = row
         events = self._decode(by_pos[p] for p in positions)
         return [Hit(ev, float(scores[i])) for ev, i in zip(events, chosen)]

@@ -233,6 +233,17 @@ CASES = [
           declare("dislikes", "01-01", "multi", excludes=("likes",)), merge("likes", "enjoys", "10-01")],
          [say("enjoys", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
          [("09-10", [])]),
+    Case("exclusions-of-a-merged-name-apply-only-after-a-split", "likes",
+         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)),
+          declare("hates", "01-01", "multi"), merge("dislikes", "hates", "10-01")],
+         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("hates", "mangoes", "09-11")],
+         [("2027-01-01", ["mangoes"])]),
+    Case("exclusions-of-a-split-name-apply-again", "likes",
+         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)),
+          declare("hates", "01-01", "multi"), merge("dislikes", "hates", "10-01"),
+          split("dislikes", "10-02", "multi", excludes=("likes",))],
+         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+         [("09-09", ["mangoes"]), ("2027-01-01", [])]),
     Case("historical-never-withdrawn-by-exclusion", "did",
          [declare("did", "01-01", "multi", historical=True),
           declare("regrets", "01-01", "multi", excludes=("did",))],
@@ -329,8 +340,9 @@ def test_retraction_orders_after_its_assertion_at_one_instant(retract_id: str, a
 def test_equal_instant_assertions_order_by_id() -> None:
     t = D("09-01")
     vim, emacs = say("editor", "vim", t), say("editor", "emacs", t)
-    winner = max((vim, emacs), key=lambda e: e.id)
+    winner, loser = sorted((vim, emacs), key=lambda e: e.id, reverse=True)
     assert answer([vim, emacs], "editor", timeline(*EDITOR), t) == [winner.value]
+    assert [p.value for p in beliefs([vim, emacs], "editor", timeline(*EDITOR), t)[0].replaced] == [loser.value]
     assert answer([emacs, vim], "editor", timeline(*EDITOR), t) == [winner.value]
 
 

@@ -193,3 +193,28 @@ def test_a_note_is_held_in_exactly_one_place(log) -> None:
             if b.predicate == "note" or b.promoted_from:
                 assert b.event_id not in held, (b.event_id, held.get(b.event_id), pred)
                 held[b.event_id] = pred
+
+
+@SETTINGS
+@given(logs(), st.sampled_from(["p", "q"]), st.sampled_from(REG_INSTANTS[1:]), st.data())
+def test_an_ordinary_redefine_never_changes_an_earlier_answer(log, name, T, data) -> None:
+    """Rules are read as of each event: a non-retroactive redefine at T leaves every answer before T alone.
+
+    (A name's first definition also governs older events, and a definition ends a merge of
+    its name, so the name must already be defined and not merged away.)
+    """
+    tl, events = log
+    own = tl.own_definition(name)
+    if own is None or tl.canonical(name) != name or not any(
+        r.at < T and r.record.name == name and r.record.definition for r in tl.log
+    ):
+        return
+    rec = RegistryRecord("redefine", name, definition=_def(data.draw, name))
+    later = Timeline([*_events_of(tl), rec.to_event(T)])
+    for t in [x for x in _instants(events) if x < T]:
+        for pred in PAIRS:
+            assert _json(fold(events, "user", pred, later, t)) == _json(fold(events, "user", pred, tl, t))
+
+
+def _events_of(tl: Timeline) -> list[Event]:
+    return [r.record.to_event(r.at) for r in tl.log]

@@ -18,6 +18,7 @@ from recall_engine.registry_files import (
     load_registry_text,
     load_starter,
     starter_names,
+    starter_path,
 )
 
 REGISTRIES = Path(__file__).resolve().parents[2] / "registries"
@@ -163,7 +164,7 @@ BAD = [
     pytest.param("description list", "registry: t\ndescription: [a]\npredicates: {}\n", 2, "description",
                  "must be text", id="description-not-text"),
     pytest.param(
-        "entry text", _header("  a: single\n"), 3, "predicates.a", "must be a mapping of fields, got", id="entry-not-mapping",
+        "entry text", _header("  a: single\n"), 3, "predicates.a", 'got text "single"', id="entry-not-mapping",
     ),
     pytest.param(
         "entry null", _header("  a:\n  b:\n    cardinality: single\n"), 3, "predicates.a", "got nothing",
@@ -357,7 +358,7 @@ def test_a_too_large_file_is_refused():
 
 def test_unsafe_tags_are_never_constructed():
     # Only nodes are composed: a python tag is an unknown value, never an object.
-    with pytest.raises(RegistryFileError, match="got a value tagged"):
+    with pytest.raises(RegistryFileError, match="got a list tagged tag:yaml.org,2002:python/object/apply:os.system"):
         load_registry_text('registry: !!python/object/apply:os.system ["echo hi"]\npredicates: {}\n')
 
 
@@ -367,6 +368,8 @@ def test_files_that_cannot_be_read(tmp_path):
     assert str(caught.value) == f"{tmp_path / 'missing.yaml'}: no such file"
     with pytest.raises(RegistryFileError, match="is a folder"):
         load_registry_file(tmp_path)
+    with pytest.raises(RegistryFileError, match="cannot be read"):
+        load_registry_file("bad\x00name.yaml")
 
 
 # --- starters -------------------------------------------------------------------
@@ -470,7 +473,8 @@ EXCLUDES = {
                "completed_task": ("open_task",)},
     "personal-assistant": {"likes": ("dislikes",), "dislikes": ("likes",), "gave_away": ("owns",), "sold": ("owns",)},
     "support": {"resolved_issue": ("open_issue",), "fulfilled_promise": ("promised",)},
-    "sales": {"resolved_objection": ("objection",)},
+    "sales": {"resolved_objection": ("objection",), "uses_technology": ("avoids_technology",),
+              "avoids_technology": ("uses_technology",)},
     "voice": {"completed_request": ("open_request",)},
 }
 
@@ -514,6 +518,20 @@ def test_every_starter_definition_is_usable_by_an_agent(name):
     assert r.definitions["note"] == NOTE_DEFINITION  # added, not redefined
 
 
+def test_starters_agree_on_the_rules_of_the_predicates_they_share():
+    # Several starters can be loaded into one store (the demo loads coding and
+    # personal-assistant); a shared name must mean the same thing in each. The one
+    # exception comes from the Go starters: works_at is text in personal, a ref in sales.
+    loaded = {n: load_starter(n).definitions for n in starter_names()}
+    clashes = set()
+    for a, da in loaded.items():
+        for b, db in loaded.items():
+            for p in set(da) & set(db):
+                if a < b and da[p].rules() != db[p].rules():
+                    clashes.add((a, b, p))
+    assert clashes == {("personal-assistant", "sales", "works_at")}
+
+
 def test_personal_assistant_rules_the_demo_relies_on():
     r = load_starter("personal-assistant")
     d = r.definitions
@@ -540,6 +558,7 @@ def test_dates_and_enums_where_a_value_is_one():
 
 def test_personal_is_the_go_name_of_personal_assistant():
     assert load_starter("personal") == load_starter("personal-assistant")
+    assert Path(str(starter_path("personal"))).name == "personal-assistant.yaml"
     assert load_starter(" Coding ") == load_starter("coding")
 
 

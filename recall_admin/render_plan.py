@@ -1,0 +1,226 @@
+"""Readable renderings of a plan preview, for the CLI and the TUI alike.
+
+Every function takes the preview's JSON form (``Preview.to_json()``: the
+document ``--json`` prints and a TUI worker can hold), so a preview saved to a
+file, one computed in a worker and one printed by the CLI all look the same.
+Nothing here decides anything: counts, changes and risks come from
+``recall_admin.governance``. Rich only; no Typer, no Textual.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from recall_engine.values import value_text
+
+# Risk flags (governance._risks) and how loudly to show them.
+RISK_STYLES = {
+    "values_hidden": "bold red",
+    "retroactive": "bold red",
+    "cardinality_mismatch": "bold yellow",
+    "enum_narrowed": "yellow",
+    "unparsed_notes": "yellow",
+    "large_blast_radius": "bold red",
+    "new_conflicts": "bold yellow",
+}
+
+MAX_ROWS = 200  # changes shown in the table; the JSON form always has all of them
+
+
+def values_text(values: Sequence[Any] | None) -> str:
+    """A pair's answer as one short string: ``—`` when nothing is held."""
+    if not values:
+        return "—"
+    return ", ".join(value_text(v) for v in values)
+
+
+def summary_line(data: Mapping[str, Any]) -> str:
+    """Terraform-like one-liner: ``Plan plan-…: N pairs · S subjects · A answers change · H histories change``."""
+    imp = data.get("impact", {})
+    plan = data.get("plan", {})
+    parts = [
+        _count(imp.get("pairs", 0), "pair", "pairs"),
+        _count(imp.get("subjects", 0), "subject", "subjects"),
+        _count(imp.get("answers_changed", 0), "answer changes", "answers change"),
+        _count(imp.get("history_changed", 0), "history changes", "histories change"),
+    ]
+    if any("before_as_of" in c for c in imp.get("changes", [])):
+        parts.append(_count(imp.get("answers_changed_as_of", 0), "answer changes", "answers change") + " as of then")
+    return f"Plan {plan.get('id', '?')}: " + " · ".join(parts)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def ops_lines(plan: Mapping[str, Any]) -> list[str]:
+    """One line per registry record the plan appends."""
+    out = []
+    for op in plan.get("ops", []):
+        kind, name = op.get("op", "?"), op.get("name", "")
+        if kind == "merge":
+            out.append(f"merge {name} into {op.get('into', '?')}")
+        elif kind == "promote":
+            out.append(f"promote {len(op.get('notes', []))} note(s) into {name}")
+        elif kind == "vocabulary":
+            out.append("open the vocabulary" if op.get("open") else "close the vocabulary")
+        else:
+            d = op.get("definition") or {}
+            shape = f"{d.get('cardinality', '?')}-valued {d.get('value_type') or 'string'}"
+            extra = []
+            if d.get("allowed"):
+                extra.append("allowed " + "/".join(d["allowed"]))
+            if d.get("excludes"):
+                extra.append("excludes " + ", ".join(d["excludes"]))
+            if d.get("historical"):
+                extra.append("historical")
+            if op.get("retroactive"):
+                extra.append("whole history")
+            out.append(f"{kind} {name}: {shape}" + (f" ({'; '.join(extra)})" if extra else ""))
+    n = len(plan.get("statements", []))
+    if n:
+        out.append(f"{n} operator statement(s)")
+    return out
+
+
+def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
+                  merged: Mapping[str, str] | None = None) -> Table:
+    """subject · predicate · before → after · history (and the as-of columns when compared).
+
+    ``merged`` maps a name the plan merges away to the predicate it will read as, so
+    its emptied rows say where its values went."""
+    rows = list(changes)
+    merged = merged or {}
+    as_of = any("before_as_of" in c for c in rows)
+    t = Table(title="Changes", title_justify="left", show_lines=False, expand=False)
+    t.add_column("subject", style="cyan", no_wrap=True)
+    t.add_column("predicate", style="magenta", no_wrap=True)
+    t.add_column("before", style="red")
+    t.add_column("", no_wrap=True)
+    t.add_column("after", style="green")
+    if as_of:
+        t.add_column("as of: before → after")
+    t.add_column("history", no_wrap=True)
+    for c in rows[:limit]:
+        before, after = c.get("before", []), c.get("after", [])
+        same = _keys(before) == _keys(after)
+        cells: list[RenderableType] = [
+            c.get("subject", ""),
+            c.get("predicate", ""),
+            Text(values_text(before), style="dim" if same else "red"),
+            "=" if same else "→",
+            Text(values_text(after), style="dim" if same else "green"),
+        ]
+        if not after and c.get("predicate") in merged:
+            cells[4] = Text(f"(read as {merged[c['predicate']]})", style="dim")
+        if as_of:
+            if "before_as_of" in c:
+                ba, aa = c.get("before_as_of", []), c.get("after_as_of", [])
+                arrow = "=" if _keys(ba) == _keys(aa) else "→"
+                cells.append(f"{values_text(ba)} {arrow} {values_text(aa)}")
+            else:
+                cells.append("")
+        cells.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
+        t.add_row(*cells)
+    if len(rows) > limit:
+        t.caption = f"{len(rows) - limit} more change(s) not shown; --json lists every one"
+    return t
+
+
+def _keys(values: Sequence[Any]) -> frozenset[str]:
+    return frozenset(value_text(v).lower() if isinstance(v, str) else repr(v) for v in values)
+
+
+def risks_text(risks: Iterable[Mapping[str, Any]]) -> Text:
+    out = Text()
+    for r in risks:
+        flag = str(r.get("flag", "risk"))
+        out.append("  ⚠ ", style=RISK_STYLES.get(flag, "yellow"))
+        out.append(flag.upper(), style=RISK_STYLES.get(flag, "yellow"))
+        out.append(f"  {r.get('detail', '')}\n")
+    out.rstrip()
+    return out
+
+
+def notes_table(details: Mapping[str, Any]) -> Table | None:
+    """Per-note parse results of a promote: parsed value or the reason it stays a note."""
+    notes = details.get("notes") if isinstance(details, Mapping) else None
+    if not notes:
+        return None
+    t = Table(title="Notes", title_justify="left")
+    t.add_column("note event", no_wrap=True)
+    t.add_column("subject", style="cyan", no_wrap=True)
+    t.add_column("note")
+    t.add_column("result")
+    for n in notes:
+        result = (
+            Text(f"→ {value_text(n.get('value'))}", style="green")
+            if n.get("ok")
+            else Text(f"stays a note: {n.get('error', '')}", style="yellow")
+        )
+        t.add_row(str(n.get("event_id", "")), str(n.get("subject", "")), str(n.get("note", "")), result)
+    return t
+
+
+def conflicts_text(impact: Mapping[str, Any]) -> Text | None:
+    created = impact.get("conflicts_created") or []
+    resolved = impact.get("conflicts_resolved") or []
+    if not created and not resolved:
+        return None
+    out = Text()
+    for c in created:
+        out.append("  + conflict ", style="yellow")
+        out.append(f"{c.get('subject')}: {c.get('value_key')!r} held under {', '.join(c.get('predicates', []))}\n")
+    for c in resolved:
+        out.append("  - conflict ", style="green")
+        out.append(f"{c.get('subject')}: {c.get('value_key')!r} no longer under {', '.join(c.get('predicates', []))}\n")
+    out.rstrip()
+    return out
+
+
+def render_preview(data: Mapping[str, Any]) -> Group:
+    """The whole preview: summary line, what is appended, the changes table, risks."""
+    plan = data.get("plan", {})
+    imp = data.get("impact", {})
+    risks = data.get("risks", [])
+    changed = bool(imp.get("answers_changed") or imp.get("history_changed") or imp.get("answers_changed_as_of"))
+    parts: list[RenderableType] = []
+    head = Text()
+    head.append(summary_line(data), style="bold yellow" if changed else "bold green")
+    if plan.get("title"):
+        head.append(f"\n  {plan['title']}", style="bold")
+    based = plan.get("based_on", {})
+    head.append(f"\n  against log position {based.get('position', '?')}, registry {str(based.get('registry_digest', ''))[:19]}…",
+                style="dim")
+    parts.append(head)
+    ops = ops_lines(plan)
+    if ops:
+        parts.append(Text("Appends:\n" + "\n".join(f"  + {line}" for line in ops), style="green"))
+    changes = imp.get("changes", [])
+    if changes:
+        merged = {op["name"]: op["into"] for op in plan.get("ops", []) if op.get("op") == "merge" and op.get("into")}
+        parts.append(changes_table(changes, merged=merged))
+    else:
+        parts.append(Text("No answer and no past answer changes.", style="green"))
+    conflicts = conflicts_text(imp)
+    if conflicts is not None:
+        parts.append(Text("Conflicts:", style="bold") + Text("\n") + conflicts)
+    nt = notes_table(plan.get("details", {}))
+    if nt is not None:
+        parts.append(nt)
+    if risks:
+        parts.append(Text("Risks:", style="bold red") + Text("\n") + risks_text(risks))
+    return Group(*parts)
+
+
+def render_applied(data: Mapping[str, Any]) -> Text:
+    """What apply appended: ``Applied plan-…: N event(s), log now at position P``."""
+    events = data.get("events", [])
+    return Text(
+        f"Applied {data.get('applied', '?')}: {len(events)} event(s) appended, log now at position {data.get('position', '?')}",
+        style="bold green",
+    )

@@ -1,0 +1,395 @@
+"""The open-vocabulary inbox: names agents invented, automatic matches, near-duplicates.
+
+- ``inbox``: predicates defined by first use (``define`` records written by a write)
+  and names matched automatically into another predicate (``merge`` records with
+  ``auto``), each with its score, when, and the first statement filed under it (the
+  write that caused it). An entry is *open* until an operator acts on the name (any
+  later operator record naming it: a redefine, a merge, a split, a declaration).
+- ``suggest``: clusters of near-duplicate readable predicates. Every pair of
+  predicates of one storage class is scored with ``vocabulary.similarity`` (rapidfuzz
+  on the names, the lexical embedder on the descriptions) in both directions; pairs
+  at or above the threshold (default: the engine's matching threshold) are joined
+  into clusters, and pairs an operator marked "never merge" are left out. Each
+  cluster suggests one merge direction: into the declared name (a registry file said
+  so), else the older one, else the more used one.
+- ``never``: a ``review_decision`` so a dismissed pair never returns.
+- merge and split are ordinary governance plans (``Stager.merge`` / ``Stager.split``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from recall_engine.errors import NotFound, PlanError
+from recall_engine.instants import format_rfc3339
+from recall_engine.memory import Memory
+from recall_engine.records import Event
+from recall_engine.registry import Definition
+from recall_engine.text import NOTE
+from recall_engine.timeline import DEFINING, LoggedRecord, Timeline
+from recall_engine.embed import tokens
+from recall_engine.vocabulary import DEFAULT_THRESHOLD, _stem, similarity
+
+from . import review
+from .governance import Stager
+from .plans import Plan
+
+FIRST_WRITE_SCAN = 20_000  # events read per name to find the write that caused a record
+
+
+def pair_key(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
+def cluster_id(names: Iterable[str]) -> str:
+    raw = "\x00".join(sorted(names))
+    return "v-" + hashlib.sha256(raw.encode()).hexdigest()[:12]
+
+
+# Words that say nothing about what a description is about.
+_DESCRIPTION_STOP = frozenset(
+    """a an the i me my you your we our they their them he his him she her it its this that these those is am are
+    was were be been being do does did has have had to of in on at by for from with as and or but so than then
+    there here very just also too now when which what who whom whose where how one per statement given known
+    something someone somebody person people user users customer developer thing things e g eg etc usual
+    usually exactly few words word""".split()
+)
+_EXAMPLES = re.compile(r"\be\.g\.|\bfor example\b|\bsuch as\b", re.IGNORECASE)
+
+
+def description_words(text: str) -> set[str]:
+    """The stems a description is about (its examples and filler words left out)."""
+    head = _EXAMPLES.split(text or "", maxsplit=1)[0]
+    return {_stem(w) for w in tokens(head) if w not in _DESCRIPTION_STOP and len(w) > 1}
+
+
+def descriptions_disagree(a: str, b: str) -> bool:
+    """Two real descriptions (two words or more each) that share no word at all."""
+    wa, wb = description_words(a), description_words(b)
+    return len(wa) >= 2 and len(wb) >= 2 and not (wa & wb)
+
+
+def pair_score(a: Definition, b: Definition) -> float:
+    """Similarity of two definitions for a merge suggestion, in [0, 1].
+
+    The names decide (``vocabulary.similarity``, the better of both directions); the
+    descriptions, when both say what they are about, can only veto: descriptions
+    that share no word at all (``plan``: "the subscription plan or tier" beside
+    ``plans``: "something the person intends to do") keep the pair below any
+    strict threshold (score times 0.85)."""
+    if a.storage_class != b.storage_class:
+        return 0.0
+    s = max(similarity(a.name, a.description, b), similarity(b.name, b.description, a))
+    if s > 0 and descriptions_disagree(a.description, b.description):
+        s *= 0.85
+    return s
+
+
+# --- inbox --------------------------------------------------------------------------
+
+
+def _first_write(memory: Memory, name: str) -> Event | None:
+    """The first statement filed under a stored name: the write that defined or matched it.
+
+    The write that causes an automatic record is the first one naming it, so the
+    earliest assertion under the name is taken (ties by id)."""
+    best: Event | None = None
+    for i, e in enumerate(memory.store.predicate_events([name])):
+        if i >= FIRST_WRITE_SCAN:
+            break
+        if e.retraction:
+            continue
+        if best is None or (e.observed_at, e.id) < (best.observed_at, best.id):
+            best = e
+    return best
+
+
+def _reviewed_after(tl: Timeline, name: str, index: int) -> LoggedRecord | None:
+    """A later operator record about this name (an operator acted on it)."""
+    for r in tl.log[index + 1:]:
+        rec = r.record
+        if rec.auto or r.ignored:
+            continue
+        if rec.name == name:
+            return r
+    return None
+
+
+@dataclass
+class InboxEntry:
+    name: str
+    origin: str  # "defined" (first use) or "matched" (merged automatically)
+    at: int
+    event_id: str
+    into: str = ""
+    score: float | None = None
+    definition: Definition | None = None
+    status: str = "open"  # open | reviewed | merged | split
+    reviewed_by: dict[str, Any] | None = None
+    events: int = 0
+    first_write: Event | None = None
+    actions: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "origin": self.origin,
+            "at": format_rfc3339(self.at),
+            "event_id": self.event_id,
+            "status": self.status,
+            "events": self.events,
+        }
+        if self.into:
+            out["into"] = self.into
+        if self.score is not None:
+            out["score"] = round(self.score, 4)
+        if self.definition is not None:
+            d = self.definition
+            out["cardinality"] = d.cardinality
+            out["value_type"] = d.value_type or "string"
+            out["description"] = d.description
+        if self.reviewed_by:
+            out["reviewed_by"] = self.reviewed_by
+        if self.first_write is not None:
+            e = self.first_write
+            out["caused_by"] = {
+                "event_id": e.id, "subject": e.subject, "predicate": e.predicate, "value": e.value,
+                "observed_at": format_rfc3339(e.observed_at), "source": e.source,
+            }
+        out["actions"] = self.actions
+        return out
+
+
+def inbox(memory: Memory, *, include_reviewed: bool = False) -> list[InboxEntry]:
+    """Names defined by first use and names matched automatically, newest first."""
+    tl = memory.timeline()
+    counts = memory.store.predicate_counts()
+    out: list[InboxEntry] = []
+    for i, r in enumerate(tl.log):
+        rec = r.record
+        if not rec.auto or r.ignored or rec.op not in ("define", "merge"):
+            continue
+        entry = InboxEntry(
+            rec.name, "defined" if rec.op == "define" else "matched", r.at, r.event_id,
+            into=rec.into, score=rec.score, definition=rec.definition,
+        )
+        later = _reviewed_after(tl, rec.name, i)
+        if rec.op == "merge":
+            if tl.merged_into(rec.name) != rec.into:
+                entry.status = "split" if later is not None and later.record.op == "split" else "reviewed"
+            elif later is not None:
+                entry.status = "reviewed"
+            entry.actions = [f"recall-admin vocab split {rec.name}", f"recall-admin vocab never {rec.name} {rec.into}"]
+        else:
+            target = tl.merged_into(rec.name)
+            if target is not None:
+                entry.status = "merged"
+                entry.into = tl.canonical(rec.name)
+            elif later is not None:
+                entry.status = "reviewed"
+            entry.actions = ["recall-admin vocab suggest", f"recall-admin redefine {rec.name} ..."]
+        if later is not None:
+            entry.reviewed_by = {"op": later.record.op, "at": format_rfc3339(later.at),
+                                 "operator": later.record.operator, "plan": later.record.plan}
+        entry.events = counts.get(rec.name, 0)
+        if entry.status == "open" or include_reviewed:
+            out.append(entry)
+    for e in out:
+        e.first_write = _first_write(memory, e.name)
+    out.sort(key=lambda e: (-e.at, e.name))
+    return out
+
+
+# --- never merge ----------------------------------------------------------------------
+
+
+def never_pairs(memory: Memory) -> set[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for d in review.decisions(memory):
+        if d.kind == review.NEVER_MERGE:
+            names = d.body.get("names")
+            if isinstance(names, list) and len(names) == 2 and all(isinstance(n, str) for n in names):
+                out.add(pair_key(names[0], names[1]))
+    return out
+
+
+def never(memory: Memory, pairs: Sequence[tuple[str, str]], operator: str, reason: str = "") -> list[str]:
+    """Record that each pair of names must never be suggested for a merge."""
+    known = never_pairs(memory)
+    bodies = []
+    for a, b in pairs:
+        k = pair_key(a, b)
+        if k in known or a == b:
+            continue
+        known.add(k)
+        bodies.append({"kind": review.NEVER_MERGE, "names": list(k), "reason": reason, "operator": operator})
+    return [e.id for e in review.record(memory, bodies)]
+
+
+# --- suggestions --------------------------------------------------------------------
+
+
+@dataclass
+class Cluster:
+    id: str
+    names: list[str]
+    pairs: list[tuple[str, str, float]]
+    into: str
+    reason: str
+    cardinality_differs: bool = False
+
+    @property
+    def score(self) -> float:
+        return max(s for _, _, s in self.pairs)
+
+    @property
+    def merges(self) -> list[str]:
+        return [n for n in self.names if n != self.into]
+
+    def commands(self) -> list[str]:
+        return [f"recall-admin merge {n} {self.into}" for n in self.merges]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "names": self.names,
+            "score": round(self.score, 4),
+            "pairs": [{"names": [a, b], "score": round(s, 4)} for a, b, s in self.pairs],
+            "suggestion": {
+                "into": self.into,
+                "merge": self.merges,
+                "reason": self.reason,
+                "commands": self.commands(),
+                "stage": f"recall-admin vocab merge {self.id}",
+                "never": f"recall-admin vocab never {self.id}",
+                **({"risk": "cardinality differs: the merged history folds under the target's rules"}
+                   if self.cardinality_differs else {}),
+            },
+        }
+
+
+def _facts(tl: Timeline, counts: dict[str, int]) -> dict[str, tuple[bool, int, int]]:
+    """name -> (declared, first definition instant, events under every stored name)."""
+    first: dict[str, tuple[str, int]] = {}
+    for r in tl.log:
+        rec = r.record
+        if r.ignored or rec.op not in DEFINING or rec.name in first:
+            continue
+        first[rec.name] = (rec.op, r.at)
+    out = {}
+    for n in tl.predicates():
+        op, at = first.get(n, ("", 0))
+        out[n] = (op == "declare", at, sum(counts.get(x, 0) for x in tl.stored_names(n)))
+    return out
+
+
+def direction(names: Sequence[str], facts: dict[str, tuple[bool, int, int]]) -> tuple[str, str]:
+    """The name to merge into: declared, else older, else more used (then by name)."""
+    def rank(n: str) -> tuple:
+        declared, at, used = facts.get(n, (False, 0, 0))
+        return (0 if declared else 1, at, -used, n)
+
+    ordered = sorted(names, key=rank)
+    best, second = ordered[0], ordered[1]
+    db, ds = facts.get(best, (False, 0, 0)), facts.get(second, (False, 0, 0))
+    if db[0] and not ds[0]:
+        why = f"{best} is declared in a registry file; the others were defined by agents"
+    elif db[1] != ds[1]:
+        why = f"{best} is the older name"
+    elif db[2] != ds[2]:
+        why = f"{best} is the more used name ({db[2]} events)"
+    else:
+        why = f"{best} comes first by name"
+    return best, why
+
+
+def suggest(memory: Memory, threshold: float | None = None, *, include_never: bool = False) -> list[Cluster]:
+    """Clusters of near-duplicate predicates, each with its suggested merge, best first."""
+    tl = memory.timeline()
+    thr = memory.match_threshold if threshold is None else threshold
+    defs = {n: d for n, d in tl.predicates().items() if n != NOTE}
+    banned = set() if include_never else never_pairs(memory)
+    edges: list[tuple[str, str, float]] = []
+    for a, b in itertools.combinations(sorted(defs), 2):
+        if pair_key(a, b) in banned:
+            continue
+        s = pair_score(defs[a], defs[b])
+        if s >= thr:
+            edges.append((a, b, s))
+    if not edges:
+        return []
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    for a, b, _ in edges:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[str, list[str]] = {}
+    for n in sorted({x for e in edges for x in e[:2]}):
+        groups.setdefault(find(n), []).append(n)
+    facts = _facts(tl, memory.store.predicate_counts())
+    out = []
+    for names in groups.values():
+        pairs = [e for e in edges if find(e[0]) == find(names[0])]
+        into, why = direction(names, facts)
+        cards = {defs[n].cardinality for n in names}
+        out.append(Cluster(cluster_id(names), names, pairs, into, why, len(cards) > 1))
+    out.sort(key=lambda c: (-c.score, c.names))
+    return out
+
+
+def find_cluster(memory: Memory, ident: str) -> Cluster:
+    ident = (ident or "").strip()
+    for c in suggest(memory, include_never=False):
+        if c.id == ident:
+            return c
+    raise NotFound(f"no open suggestion {ident!r} (ids come from `vocab suggest`)")
+
+
+def merge_plan(stager: Stager, cluster: Cluster, into: str | None = None, reason: str = "") -> Plan:
+    """Stage the cluster's merge (or merges, for three names or more) as one plan."""
+    memory = stager.memory
+    tl = memory.timeline()
+    target = cluster.into if into is None else memory.resolve(into, tl)
+    if target not in cluster.names:
+        raise PlanError(f"{into!r} is not in this cluster: choose one of {', '.join(cluster.names)}")
+    others = [n for n in cluster.names if n != target]
+    if len(others) == 1:
+        return stager.merge(others[0], target, reason=reason)
+    records = []
+    for n in others:
+        records.extend(stager.merge(n, target, reason=reason).records)
+    return stager._plan("merge", f"merge {', '.join(others)} into {target}", records, [*others, target], reason=reason,
+                        details={"cluster": cluster.id, "into": target})
+
+
+def resolve_pairs(memory: Memory, target: str, other: str | None) -> list[tuple[str, str]]:
+    """``vocab never`` arguments: a cluster id, ``A B``, or ``A,B``."""
+    target = (target or "").strip()
+    if other is None and target.startswith("v-"):
+        for c in suggest(memory, include_never=True):
+            if c.id == target:
+                return [(a, b) for a, b, _ in c.pairs]
+        raise NotFound(f"no suggestion {target!r} (ids come from `vocab suggest`)")
+    if other is None:
+        for sep in (",", "+", "/"):
+            if sep in target:
+                a, _, b = target.partition(sep)
+                target, other = a.strip(), b.strip()
+                break
+    if not other:
+        raise PlanError("vocab never takes a suggestion id (v-...) or two predicate names")
+    tl = memory.timeline()
+    a, b = memory.resolve(target, tl), memory.resolve(other, tl)
+    if a == b:
+        raise PlanError(f"{target} and {other} already read as one predicate ({a})")
+    return [(a, b)]

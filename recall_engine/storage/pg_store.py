@@ -1,0 +1,551 @@
+"""One collection of a PostgreSQL store: the ``Store`` contract over psycopg 3.
+
+Writes go through binary COPY under a per-collection advisory lock (see
+``_insert`` and docs/storage.md, PostgreSQL); reads are plain parameterized
+SELECTs, complete or refused (limit + 1 rows); streams use a server-side cursor
+on a connection of their own, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import unicodedata
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from ..embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
+from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore
+from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ..values import value_key
+from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
+from .pg_schema import LOCK_CLASS
+
+if TYPE_CHECKING:
+    from .postgres import PostgresBackend
+
+MAX_REGISTRY_EVENTS = 100_000
+FETCH = 2000  # rows per round trip in streams
+COPY_CHUNK = 1 << 20  # bytes per COPY write
+RENDER_SLICE = 500  # events rendered at a time during a bulk COPY
+
+# Reserved subjects ("recall:registry", "recall:review", ...) all start with
+# "recall:"; in byte order they are exactly [recall:, recall;).
+NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
+_COLS = "id, observed_at, body"
+
+_COPY_EVENTS = (
+    "COPY recall.events (collection_id, id, subject, predicate, value_key, retraction, observed_at, body, "
+    "terms, vec) FROM STDIN (FORMAT BINARY)"
+)
+_COPY_REPLACES = "COPY recall.replaces (collection_id, subject, predicate, event_id) FROM STDIN (FORMAT BINARY)"
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
+_COPY_TRAILER = struct.pack(">h", -1)
+_INT4 = struct.Struct(">i")
+_INT8_FIELD = struct.Struct(">iq")
+_TRUE = b"\x00\x00\x00\x01\x01"
+_FALSE = b"\x00\x00\x00\x01\x00"
+# field length (4 + 4 * 256), then pgvector's binary header: dimensions, unused
+_VECTOR_PREFIX = struct.pack(">iHH", 4 + 4 * DIMENSIONS, DIMENSIONS, 0)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _text(value: str) -> bytes:
+    data = value.encode("utf-8")
+    return _INT4.pack(len(data)) + data
+
+
+def _fold(token: str) -> str:
+    if token.isascii():
+        return token
+    stripped = "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", stripped)
+
+
+def search_terms(text: str) -> list[str]:
+    """The words keyword search sees: the engine's tokens, lower-cased, diacritics removed
+    (as SQLite's unicode61 tokenizer with remove_diacritics)."""
+    return [t for t in (_fold(t) for t in tokens(text)) if t]
+
+
+def tsquery_any(text: str) -> str:
+    """User text as a tsquery that can only mean "any of these words": each word is a
+    quoted lexeme (quotes and backslashes escaped), joined with ``|``."""
+    words = _unique(search_terms(text))
+    return " | ".join("'" + w.replace("\\", "\\\\").replace("'", "''") + "'" for w in words)
+
+
+def _refused(what: str, limit: int) -> IncompleteHistory:
+    return IncompleteHistory(f"{what} more than {limit} events (the limit); the read is refused rather than truncated")
+
+
+def _pair_name(subject: str, predicates: Sequence[str]) -> str:
+    if len(predicates) == 1:
+        return f"the pair {subject}/{predicates[0]}"
+    return f"the pair {subject}/{predicates[0]} (stored under {', '.join(predicates)})"
+
+
+class PostgresStore(Store):
+    def __init__(self, backend: "PostgresBackend", collection: str, collection_id: int) -> None:
+        self.backend = backend
+        self.collection = collection
+        self.cid = collection_id
+
+    @property
+    def read_only(self) -> bool:  # type: ignore[override]
+        return self.backend.read_only
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.backend.url_for_display!r}, {self.collection!r})"
+
+    # --- decoding ------------------------------------------------------------
+
+    def _decode(self, rows: Iterable[tuple]) -> list[Event]:
+        out: list[Event] = []
+        append = out.append
+        eid = None
+        try:
+            for eid, at, body in rows:
+                ev = decode_event(body, observed_at=at)
+                if ev.id != eid:
+                    raise InvalidEvent(f"its body holds the id {ev.id!r}")
+                append(ev)
+        except (InvalidEvent, ValueError, TypeError) as e:
+            raise self._corrupt(eid, e) from None
+        return out
+
+    def _corrupt(self, eid: object, e: Exception) -> InvalidEvent:
+        if isinstance(e, InvalidEvent):
+            why = e.message
+        elif isinstance(e, json.JSONDecodeError):
+            why = f"its JSON is malformed ({e.msg} at character {e.pos})"
+        else:
+            why = str(e)
+        return InvalidEvent(
+            f"stored event {eid!r} in collection {self.collection!r} does not decode: {why}; the read is refused"
+        )
+
+    def _complete(self, query: str, params: Sequence[object], limit: int, what: str) -> list[Event]:
+        limit = int(limit)
+        with self.backend.connection("reading events") as conn:
+            rows = conn.execute(query, (*params, limit + 1)).fetchall()
+        if len(rows) > limit:
+            raise _refused(what, limit)
+        return self._decode(rows)
+
+    def _stream(self, what: str, query: str, params: Sequence[object], decode: bool = True) -> Iterator:
+        """Rows of ``query`` through a server-side cursor, decoded ``FETCH`` at a time."""
+        with self.backend.connection(what) as conn:
+            with conn.transaction():
+                with conn.cursor(name="recall_stream") as cur:
+                    cur.itersize = FETCH
+                    cur.execute(query, params)
+                    while True:
+                        rows = cur.fetchmany(FETCH)
+                        if not rows:
+                            return
+                        if decode:
+                            yield from self._decode(rows)
+                        else:
+                            yield from rows
+
+    # --- writes --------------------------------------------------------------
+
+    def _refuse_write(self) -> None:
+        if self.read_only:
+            raise ReadOnlyStore(self.backend.read_only_reason)
+
+    @staticmethod
+    def _prepare(events: Iterable[Event]) -> list[tuple[Event, str, str, str]]:
+        """Validate and render: (event, body, value key, terms). What could not be read
+        back is never written."""
+        out = []
+        for ev in events:
+            if not isinstance(ev, Event):
+                raise InvalidInput(f"append takes events, got {type(ev).__name__}")
+            at = ev.observed_at
+            if not isinstance(at, int) or isinstance(at, bool) or not (_INT64[0] <= at <= _INT64[1]):
+                raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
+            obj = ev.to_json()
+            decode_event(obj, observed_at=at)
+            body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+            out.append((ev, body, value_key(ev.value), " ".join(search_terms(search_text(ev)))))
+        return out
+
+    def _copy_rows(self, prepared: list[tuple[Event, str, str, str]]) -> Iterator[bytes]:
+        """Binary COPY rows for recall.events (the column list of ``_COPY_EVENTS``)."""
+        vectors = embed_batch([event_text(p[0]) for p in prepared]).astype(">f4", copy=False).tobytes()
+        width = 4 * DIMENSIONS
+        head = struct.pack(">hii", 10, 4, self.cid)
+        int8 = _INT8_FIELD.pack
+        for i, (ev, body, key, terms) in enumerate(prepared):
+            yield b"".join(
+                (
+                    head,
+                    _text(ev.id),
+                    _text(ev.subject),
+                    _text(ev.predicate),
+                    _text(key),
+                    _TRUE if ev.retraction else _FALSE,
+                    int8(8, ev.observed_at),
+                    _text(body),
+                    _text(terms),
+                    _VECTOR_PREFIX,
+                    vectors[i * width : (i + 1) * width],
+                )
+            )
+
+    def _rendered(self, events: list[Event], prepared: list[tuple] | None) -> Iterator[bytes]:
+        """COPY rows, rendered a slice at a time so the server works on one slice while
+        the next is prepared (bulk imports overlap Python and PostgreSQL work)."""
+        if prepared is not None:
+            yield from self._copy_rows(prepared)
+            return
+        for i in range(0, len(events), RENDER_SLICE):
+            yield from self._copy_rows(self._prepare(events[i : i + RENDER_SLICE]))
+
+    def _copy_links(self, events: list[Event]) -> list[bytes]:
+        head = struct.pack(">hii", 4, 4, self.cid)
+        rows = []
+        for ev in events:
+            if ev.replaces:
+                for name in _unique(r.predicate for r in ev.replaces):
+                    rows.append(head + _text(ev.subject) + _text(name) + _text(ev.id))
+        return rows
+
+    @staticmethod
+    def _copy(cur, statement: str, rows: Iterable[bytes]) -> None:
+        with cur.copy(statement) as copy:
+            buf = [_COPY_HEADER]
+            size = len(_COPY_HEADER)
+            for row in rows:
+                buf.append(row)
+                size += len(row)
+                if size >= COPY_CHUNK:
+                    copy.write(b"".join(buf))
+                    buf, size = [], 0
+            buf.append(_COPY_TRAILER)
+            copy.write(b"".join(buf))
+
+    def _insert(self, events: list[Event], prepared: list[tuple] | None = None) -> int:
+        """One transaction: take the collection's lock, skip stored ids, COPY the rest.
+
+        The advisory lock serializes appends to one collection, so positions (drawn
+        from the identity while the lock is held) become visible in position order:
+        a reader that has seen position p has seen every event of the collection
+        below p, and ``touched_since(p)`` never misses a later commit.
+        ``prepared`` (the rendering of ``events``) is given by ``append``, which
+        validates before taking the lock; a bulk import renders while copying.
+        """
+        where = f"the append to collection {self.collection!r}"
+        for ev in events:
+            if not isinstance(ev, Event):
+                raise InvalidInput(f"append takes events, got {type(ev).__name__}")
+        with self.backend.connection(where) as conn:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
+                stored = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT id FROM recall.events WHERE collection_id = %s AND id = ANY(%s)",
+                        (self.cid, _unique(ev.id for ev in events)),
+                    )
+                }
+                keep = []
+                for i, ev in enumerate(events):
+                    if ev.id not in stored:
+                        stored.add(ev.id)
+                        keep.append(i)
+                if not keep:
+                    return 0
+                if len(keep) < len(events):
+                    events = [events[i] for i in keep]
+                    if prepared is not None:
+                        prepared = [prepared[i] for i in keep]
+                with conn.cursor() as cur:
+                    self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared))
+                    links = self._copy_links(events)
+                    if links:
+                        self._copy(cur, _COPY_REPLACES, links)
+                conn.execute(
+                    "UPDATE recall.collections SET events = events + %s WHERE id = %s", (len(events), self.cid)
+                )
+        return len(events)
+
+    def append(self, events: Sequence[Event]) -> int:
+        self._refuse_write()
+        events = list(events)
+        prepared = self._prepare(events)
+        if prepared:
+            self._insert(events, prepared)
+        return self.position()
+
+    def append_many(
+        self,
+        events: Iterable[Event],
+        batch_size: int = 5000,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Bulk import through COPY: one transaction per batch of ``batch_size`` events
+        (atomic per batch, not as a whole; ids already stored are skipped, so an import
+        that stopped can simply be run again). Returns how many events were new; calls
+        ``progress(read, written)`` after each batch."""
+        self._refuse_write()
+        if batch_size < 1:
+            raise InvalidInput(f"batch_size must be at least 1, got {batch_size}")
+        read = written = 0
+        batch: list[Event] = []
+
+        def flush() -> None:
+            nonlocal written
+            written += self._insert(batch)
+            if progress is not None:
+                progress(read, written)
+
+        for ev in events:
+            batch.append(ev)
+            read += 1
+            if len(batch) >= batch_size:
+                flush()
+                batch = []
+        if batch:
+            flush()
+        return written
+
+    # --- watermarks ----------------------------------------------------------
+
+    def position(self) -> int:
+        with self.backend.connection("reading the store position") as conn:
+            row = conn.execute(
+                "SELECT max(position) FROM recall.events WHERE collection_id = %s", (self.cid,)
+            ).fetchone()
+        return int(row[0] or 0)
+
+    def count(self) -> int:
+        with self.backend.connection("counting events") as conn:
+            row = conn.execute("SELECT events FROM recall.collections WHERE id = %s", (self.cid,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def touched_since(self, position: int, limit: int = 100_000) -> list[Touch]:
+        limit = int(limit)
+        with self.backend.connection("reading what changed") as conn:
+            rows = conn.execute(
+                "SELECT position, subject, predicate, value_key FROM recall.events "
+                "WHERE collection_id = %s AND position > %s ORDER BY position LIMIT %s",
+                (self.cid, int(position), limit + 1),
+            ).fetchall()
+        if len(rows) > limit:
+            raise _refused(f"the events appended after position {position} number", limit)
+        return [Touch(int(p), s, pr, k) for p, s, pr, k in rows]
+
+    # --- complete reads ------------------------------------------------------
+
+    def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
+        preds = _unique(predicates)
+        if not preds:
+            return []
+        if len(preds) == 1:
+            query = (
+                f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND subject = %s AND predicate = %s "
+                "ORDER BY position LIMIT %s"
+            )
+            params: tuple = (self.cid, subject, preds[0])
+        else:
+            query = (
+                f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND subject = %s "
+                "AND predicate = ANY(%s) ORDER BY position LIMIT %s"
+            )
+            params = (self.cid, subject, preds)
+        return self._complete(query, params, limit, f"{_pair_name(subject, preds)} has")
+
+    def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
+        return self._complete(
+            f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND subject = %s "
+            "ORDER BY position LIMIT %s",
+            (self.cid, subject),
+            limit,
+            f"the subject {subject} has",
+        )
+
+    def events_by_id(self, ids: Sequence[str]) -> list[Event]:
+        wanted = _unique(ids)
+        if not wanted:
+            return []
+        with self.backend.connection("reading events by id") as conn:
+            rows = conn.execute(
+                f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND id = ANY(%s) ORDER BY position",
+                (self.cid, wanted),
+            ).fetchall()
+        return self._decode(rows)
+
+    def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
+        preds = _unique(predicates)
+        if not preds:
+            return []
+        return self._complete(
+            f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND id IN ("
+            "SELECT event_id FROM recall.replaces WHERE collection_id = %s AND subject = %s "
+            "AND predicate = ANY(%s)) ORDER BY position LIMIT %s",
+            (self.cid, self.cid, subject, preds),
+            MAX_PAIR_EVENTS,
+            f"the events of {subject} whose replaces name {', '.join(preds)} number",
+        )
+
+    def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
+        keys = _unique(value_keys)
+        if not keys:
+            return []
+        return self._complete(
+            f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND subject = %s "
+            "AND value_key = ANY(%s) ORDER BY position LIMIT %s",
+            (self.cid, subject, keys),
+            limit,
+            f"the events of {subject} with the values asked for number",
+        )
+
+    # --- streams -------------------------------------------------------------
+
+    def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
+        """Grouped by subject (subjects in ascending byte order), each subject's events in position order."""
+        preds = _unique(predicates)
+        if not preds:
+            return iter(())
+        if subjects is None:
+            return self._stream(
+                "reading events by predicate",
+                f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND predicate = ANY(%s) "
+                "ORDER BY subject, position",
+                (self.cid, preds),
+            )
+        subs = sorted(set(subjects))
+        if not subs:
+            return iter(())
+        return self._stream(
+            "reading events by predicate",
+            f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND predicate = ANY(%s) "
+            "AND subject = ANY(%s) ORDER BY subject, position",
+            (self.cid, preds, subs),
+        )
+
+    def all_events(self, after_position: int = 0) -> Iterator[Event]:
+        return self._stream(
+            "reading the log",
+            f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND position > %s ORDER BY position",
+            (self.cid, int(after_position)),
+        )
+
+    def shared_values(self, exclude_predicates: Sequence[str] = ()) -> Iterator[tuple[str, str, list[str]]]:
+        rows = self._stream(
+            "looking for shared values",
+            "SELECT subject, value_key, array_agg(DISTINCT predicate ORDER BY predicate) FROM recall.events "
+            f"WHERE collection_id = %s AND NOT retraction AND {NOT_RESERVED} AND predicate <> ALL(%s) "
+            "GROUP BY subject, value_key HAVING count(DISTINCT predicate) >= 2 ORDER BY subject, value_key",
+            (self.cid, _unique(exclude_predicates)),
+            decode=False,
+        )
+        return ((s, k, list(names)) for s, k, names in rows)
+
+    # --- registry ------------------------------------------------------------
+
+    def registry_events(self) -> list[Event]:
+        return self.pair_events(REGISTRY_SUBJECT, [REGISTRY_PREDICATE], limit=MAX_REGISTRY_EVENTS)
+
+    # --- browsing ------------------------------------------------------------
+
+    def subjects(self, prefix: str = "", limit: int = 1000) -> list[tuple[str, int]]:
+        """The ``limit`` subjects with the most events (ties by name); reserved subjects left out."""
+        params: list[object] = [self.cid]
+        where = ""
+        if prefix:
+            where = "AND subject >= %s AND subject < %s "
+            params += [prefix, prefix + "\U0010ffff"]
+        with self.backend.connection("listing subjects") as conn:
+            rows = conn.execute(
+                f"SELECT subject, count(*) AS n FROM recall.events WHERE collection_id = %s {where}"
+                f"AND {NOT_RESERVED} GROUP BY subject ORDER BY n DESC, subject LIMIT %s",
+                (*params, max(0, int(limit))),
+            ).fetchall()
+        return [(s, int(n)) for s, n in rows]
+
+    def pairs(self, subject: str) -> list[tuple[str, int]]:
+        with self.backend.connection("listing pairs") as conn:
+            rows = conn.execute(
+                "SELECT predicate, count(*) FROM recall.events WHERE collection_id = %s AND subject = %s "
+                "GROUP BY predicate ORDER BY predicate",
+                (self.cid, subject),
+            ).fetchall()
+        return [(p, int(n)) for p, n in rows]
+
+    def predicate_counts(self) -> dict[str, int]:
+        with self.backend.connection("counting predicates") as conn:
+            rows = conn.execute(
+                f"SELECT predicate, count(*) FROM recall.events WHERE collection_id = %s AND {NOT_RESERVED} "
+                "GROUP BY predicate ORDER BY predicate",
+                (self.cid,),
+            ).fetchall()
+        return {p: int(n) for p, n in rows}
+
+    # --- search --------------------------------------------------------------
+
+    @staticmethod
+    def _window(since: int | None, until: int | None) -> tuple[str, list[int]]:
+        clause, params = "", []
+        if since is not None:
+            clause += " AND observed_at >= %s"
+            params.append(int(since))
+        if until is not None:
+            clause += " AND observed_at <= %s"
+            params.append(int(until))
+        return clause, params
+
+    def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+        query = tsquery_any(text or "")
+        if not query or k <= 0:
+            return []
+        window, params = self._window(since, until)
+        with self.backend.connection("searching keywords") as conn:
+            rows = conn.execute(
+                "SELECT id, observed_at, body, ts_rank(tsv, q) AS rank "
+                "FROM recall.events, to_tsquery('pg_catalog.simple', %s) AS q "
+                f"WHERE collection_id = %s AND tsv @@ q{window} ORDER BY rank DESC, position LIMIT %s",
+                (query, self.cid, *params, int(k)),
+            ).fetchall()
+        events = self._decode(r[:3] for r in rows)
+        return [Hit(ev, float(r[3])) for ev, r in zip(events, rows)]
+
+    def vector_search(self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape != (DIMENSIONS,):
+            raise InvalidInput(f"a search vector has {DIMENSIONS} dimensions, got {q.size}")
+        if k <= 0:
+            return []
+        window, params = self._window(since, until)
+        norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
+        if not np.isfinite(norm):
+            raise InvalidInput("a search vector must hold finite numbers")
+        if norm == 0:  # no direction: every event scores 0, ties go by position
+            with self.backend.connection("searching vectors") as conn:
+                rows = conn.execute(
+                    f"SELECT {_COLS}, 0.0 FROM recall.events WHERE collection_id = %s{window} "
+                    "ORDER BY position LIMIT %s",
+                    (self.cid, *params, int(k)),
+                ).fetchall()
+        else:
+            literal = "[" + ",".join(repr(float(x)) for x in (q / np.float32(norm))) + "]"
+            # an exact scan orders ties by position; the optional HNSW index can only
+            # serve ORDER BY distance alone
+            tie = "" if self.backend.has_vector_index else ", position"
+            with self.backend.connection("searching vectors") as conn:
+                rows = conn.execute(
+                    f"SELECT {_COLS}, vec OPERATOR({self.backend.vector_schema}.<=>) %s::{self.backend.vector_type} "
+                    f"AS distance FROM recall.events WHERE collection_id = %s{window} ORDER BY distance{tie} LIMIT %s",
+                    (literal, self.cid, *params, int(k)),
+                ).fetchall()
+            rows = [(*r[:3], 1.0 - float(r[3])) for r in rows]
+        events = self._decode(r[:3] for r in rows)
+        return [Hit(ev, float(r[3])) for ev, r in zip(events, rows)]

@@ -1,0 +1,311 @@
+"""Review queues through the CLI: conflicts, the vocabulary inbox, notes.
+
+The demo store (``recall_admin.demo``) carries the issue's cases: goal/did "run a
+marathon", ``avoids`` beside ``likes`` for three subjects, ``editor_preference``
+beside ``prefers_editor``, and shell notes. Each is found, previewed, settled
+with --apply, and then leaves its queue. Smaller stores built with ``remember``
+cover the rest (dismissals that reopen, automatic matches and their split).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from recall_admin.demo import build_demo
+from recall_engine.records import REVIEW_PREDICATE, REVIEW_SUBJECT
+from recall_engine.storage import open_backend
+
+from .conftest import Cli
+
+
+@pytest.fixture
+def demo(cli: Cli) -> Cli:
+    with open_backend(cli.url) as backend:
+        build_demo(backend, "memories")
+    return cli
+
+
+def conflict(data, subject: str, value: str):
+    hits = [c for c in data["conflicts"] if c["subject"] == subject and c["value"].lower() == value.lower()]
+    assert len(hits) <= 1
+    return hits[0] if hits else None
+
+
+def position(cli: Cli) -> int:
+    with open_backend(cli.url) as backend:
+        return backend.store("memories").position()
+
+
+def values(data) -> list:
+    return [b["value"] for b in data["beliefs"]]
+
+
+# --- conflicts -------------------------------------------------------------------------
+
+
+def test_demo_conflicts_hold_goal_did_and_one_avoids_likes_group(demo: Cli):
+    data = demo.ok("conflicts", "list")
+    marathon = conflict(data, "user", "run a marathon")
+    assert marathon is not None
+    assert sorted(h["predicate"] for h in marathon["held"]) == ["did", "goal"]
+    for h in marathon["held"]:
+        assert set(h) >= {"predicate", "value", "observed_at", "event_id"}
+        assert h["observed_at"].endswith("Z")
+    assert set(marathon) >= {"id", "subject", "value", "held"}
+    # avoids beside likes, for several subjects: one group, settled by one exclusion
+    groups = [g for g in data["groups"] if g["predicates"] == ["avoids", "likes"]]
+    assert len(groups) == 1
+    g = groups[0]
+    assert g["count"] == 3 and g["subjects"] == ["alice", "bob", "carol"]
+    assert data["groups"][0]["id"] == g["id"]  # ranked first: most subjects
+    assert "conflicts exclude " + g["id"] in g["settle"]["exclude"]
+    # most recent first
+    latest = [c["latest"] for c in data["conflicts"]]
+    assert latest == sorted(latest, reverse=True)
+    # a likes/dislikes story that an exclusion already settled is no conflict
+    assert conflict(data, "user", "mangoes") is None
+
+
+def test_conflict_ids_are_stable_and_subject_filter(demo: Cli):
+    a = demo.ok("conflicts", "list")
+    b = demo.ok("conflicts", "list")
+    assert [c["id"] for c in a["conflicts"]] == [c["id"] for c in b["conflicts"]]
+    only = demo.ok("conflicts", "list", "--subject", "Alice")
+    assert [c["subject"] for c in only["conflicts"]] == ["alice"]
+    assert only["conflicts"][0]["id"] == conflict(a, "alice", "cilantro")["id"]
+
+
+def test_exclude_previews_every_subject_then_settles_the_group(demo: Cli):
+    data = demo.ok("conflicts", "list")
+    gid = next(g["id"] for g in data["groups"] if g["predicates"] == ["avoids", "likes"])
+    before = position(demo)
+    pv = demo.ok("conflicts", "exclude", gid)
+    assert position(demo) == before  # a preview writes nothing
+    ops = pv["plan"]["ops"]
+    assert {o["name"] for o in ops} == {"avoids", "likes"}  # both ways
+    assert all(o["op"] == "redefine" and o["retroactive"] for o in ops)
+    changed = {(c["subject"], c["predicate"]) for c in pv["impact"]["changes"]}
+    assert {("alice", "likes"), ("bob", "likes"), ("carol", "likes")} <= changed
+    assert len(pv["impact"]["conflicts_resolved"]) == 3
+    assert any(r["flag"] == "retroactive" for r in pv["risks"])
+    r = demo.run("conflicts", "exclude", gid, "--detailed-exitcode")
+    assert r.exit_code == 2
+    applied = demo.ok("--operator", "ana", "conflicts", "exclude", gid, "--apply")
+    assert applied["applied"] == applied["plan"]["id"] and len(applied["events"]) == 2
+    after = demo.ok("conflicts", "list")
+    assert not [c for c in after["conflicts"] if c["predicates"] == ["avoids", "likes"]]
+    assert conflict(after, "user", "run a marathon") is not None
+    # the later statement wins: alice avoids cilantro, no longer likes it
+    assert values(demo.ok("recall", "alice", "likes")) == []
+    assert values(demo.ok("recall", "alice", "avoids")) == ["cilantro"]
+    log = demo.ok("registry", "log")["changes"]
+    assert {c["operator"] for c in log[-2:]} == {"ana"}
+
+
+def test_exclude_by_one_side_and_historical_targets(demo: Cli):
+    data = demo.ok("conflicts", "list")
+    marathon = conflict(data, "user", "run a marathon")
+    pv = demo.ok("conflicts", "exclude", marathon["id"])
+    # did is historical: never withdrawn by an exclusion, so only did excludes goal
+    assert [(o["name"], o["definition"]["excludes"]) for o in pv["plan"]["ops"]] == [("did", ["goal"])]
+    gid = next(g["id"] for g in data["groups"] if g["predicates"] == ["avoids", "likes"])
+    pv = demo.ok("conflicts", "exclude", gid, "--by", "avoids")
+    assert [o["name"] for o in pv["plan"]["ops"]] == ["avoids"]
+    err = demo.fail("conflicts", "exclude", gid, "--by", "goal")
+    assert err["code"] == "invalid_plan"
+
+
+def test_confirm_goal_did_appends_operator_statement_and_leaves_the_queue(demo: Cli, tmp_path):
+    data = demo.ok("conflicts", "list")
+    cid = conflict(data, "user", "run a marathon")["id"]
+    pv = demo.ok("conflicts", "confirm", cid, "--keep", "did", "--plan-out", str(tmp_path / "p.json"))
+    st, rt = pv["plan"]["statements"]
+    assert st["predicate"] == "did" and st["source"] == "operator" and not st["retraction"]
+    assert st["replaces"] == [{"predicate": "goal", "value": "run a marathon"}]
+    assert rt["predicate"] == "goal" and rt["retraction"] and rt["caused_by"] == st["id"]
+    assert rt["observed_at"] == st["observed_at"]
+    ch = pv["impact"]["changes"]
+    assert [(c["predicate"], c["before"], c["after"]) for c in ch] == [
+        ("goal", ["run a marathon", "learn piano"], ["learn piano"])
+    ]
+    # the saved plan applies exactly the previewed events
+    applied = demo.ok("apply", str(tmp_path / "p.json"))
+    assert applied["events"] == [st["id"], rt["id"]]
+    assert conflict(demo.ok("conflicts", "list"), "user", "run a marathon") is None
+    assert values(demo.ok("recall", "user", "goal")) == ["learn piano"]
+    did = demo.ok("recall", "user", "did")["beliefs"]
+    assert [b["value"] for b in did] == ["run a marathon"] and did[0]["source"] == "operator"
+
+
+def test_confirm_refuses_a_predicate_outside_the_conflict_and_unknown_ids(demo: Cli):
+    cid = conflict(demo.ok("conflicts", "list"), "user", "run a marathon")["id"]
+    assert demo.fail("conflicts", "confirm", cid, "--keep", "likes")["code"] == "invalid_plan"
+    assert demo.fail("conflicts", "confirm", "c-0000", "--keep", "did")["code"] == "not_found"
+    gid = next(g["id"] for g in demo.ok("conflicts", "list")["groups"] if g["count"] > 1)
+    assert demo.fail("conflicts", "confirm", gid, "--keep", "likes")["code"] == "invalid_plan"
+
+
+def test_dismiss_hides_until_either_belief_changes(demo: Cli):
+    data = demo.ok("conflicts", "list")
+    alice = conflict(data, "alice", "cilantro")
+    out = demo.ok("--operator", "ana", "conflicts", "dismiss", alice["id"], "--reason", "she likes it in salsa only")
+    assert out["dismissed"] == alice["id"] and len(out["events"]) == 1
+    after = demo.ok("conflicts", "list")
+    assert conflict(after, "alice", "cilantro") is None and after["dismissed"] == 1
+    assert conflict(demo.ok("conflicts", "list", "--all"), "alice", "cilantro") is not None
+    # the decision is a review_decision event, never a belief
+    with open_backend(demo.url) as backend:
+        ev = backend.store("memories").pair_events(REVIEW_SUBJECT, [REVIEW_PREDICATE])
+    body = json.loads(ev[-1].value)
+    assert body["kind"] == "dismiss_conflict" and body["conflict"] == alice["id"]
+    assert body["operator"] == "ana" and body["reason"] == "she likes it in salsa only"
+    assert sorted(body["held"]) == sorted(h["event_id"] for h in alice["held"])
+    assert all(b["subject"] != REVIEW_SUBJECT for b in demo.ok("search", "salsa")["beliefs"])
+    # restating a held value changes no belief: still dismissed
+    assert demo.ok("remember", "alice", "likes", "cilantro")["already_known"]
+    assert conflict(demo.ok("conflicts", "list"), "alice", "cilantro") is None
+    # a change to one of the beliefs (withdrawn, then stated again) reopens it
+    demo.ok("forget", "alice", "avoids", "cilantro")
+    assert conflict(demo.ok("conflicts", "list", "--all"), "alice", "cilantro") is None
+    demo.ok("remember", "alice", "avoids", "cilantro")
+    again = conflict(demo.ok("conflicts", "list"), "alice", "cilantro")
+    assert again is not None and again["id"] == alice["id"]
+
+
+def test_dismiss_a_group(demo: Cli):
+    gid = next(g["id"] for g in demo.ok("conflicts", "list")["groups"] if g["count"] == 3)
+    out = demo.ok("conflicts", "dismiss", gid)
+    assert len(out["conflicts"]) == 3
+    assert all(c["predicates"] != ["avoids", "likes"] for c in demo.ok("conflicts", "list")["conflicts"])
+
+
+def test_conflicts_of_a_fresh_store_and_human_output(coding: Cli):
+    assert coding.ok("conflicts", "list")["conflicts"] == []
+    coding.ok("remember", "sam", "uses_technology", "Python")
+    coding.ok("remember", "sam", "prefers_language", "python")
+    data = coding.ok("conflicts", "list")
+    c = data["conflicts"][0]
+    assert c["subject"] == "sam" and c["predicates"] == ["prefers_language", "uses_technology"]
+    r = coding.run("conflicts", "list", json_mode=False)
+    assert r.exit_code == 0 and c["id"] in r.stdout
+
+
+# --- vocabulary inbox ----------------------------------------------------------------------
+
+
+def test_inbox_and_suggestion_merge_editor_preference_into_prefers_editor(demo: Cli):
+    inbox = demo.ok("vocab", "list")["predicates"]
+    ep = next(p for p in inbox if p["name"] == "editor_preference")
+    assert ep["origin"] == "defined" and ep["status"] == "open"
+    assert ep["caused_by"]["subject"] == "alice" and ep["caused_by"]["value"] == "helix"
+    clusters = demo.ok("vocab", "suggest")["clusters"]
+    c = next(c for c in clusters if "editor_preference" in c["names"])
+    assert c["names"] == ["editor_preference", "prefers_editor"] and c["score"] >= 0.9
+    assert c["suggestion"]["into"] == "prefers_editor" and c["suggestion"]["merge"] == ["editor_preference"]
+    assert "declared" in c["suggestion"]["reason"]
+    assert c["suggestion"]["commands"] == ["recall-admin merge editor_preference prefers_editor"]
+    pv = demo.ok("vocab", "merge", c["id"])
+    assert pv["plan"]["ops"][0] == {**pv["plan"]["ops"][0], "op": "merge", "name": "editor_preference",
+                                    "into": "prefers_editor"}
+    changed = {(x["subject"], x["predicate"], tuple(x["after"])) for x in pv["impact"]["changes"]}
+    assert ("alice", "prefers_editor", ("helix",)) in changed
+    demo.ok("vocab", "merge", c["id"], "--apply")
+    assert not [c for c in demo.ok("vocab", "suggest")["clusters"] if "editor_preference" in c["names"]]
+    assert "editor_preference" not in [p["name"] for p in demo.ok("vocab", "list")["predicates"]]
+    merged = [p for p in demo.ok("vocab", "list", "--all")["predicates"] if p["name"] == "editor_preference"]
+    assert merged[0]["status"] == "merged" and merged[0]["into"] == "prefers_editor"
+    assert values(demo.ok("recall", "alice", "prefers_editor")) == ["helix"]
+
+
+def test_never_merge_keeps_a_pair_from_returning(demo: Cli):
+    c = next(c for c in demo.ok("vocab", "suggest")["clusters"] if "editor_preference" in c["names"])
+    out = demo.ok("vocab", "never", c["id"], "--reason", "agents mean something else")
+    assert out["never"] == [["editor_preference", "prefers_editor"]] and len(out["events"]) == 1
+    assert not [x for x in demo.ok("vocab", "suggest")["clusters"] if x["id"] == c["id"]]
+    assert demo.ok("vocab", "never", "prefers_editor", "editor_preference")["events"] == []  # already recorded
+    assert demo.fail("vocab", "merge", c["id"])["code"] == "not_found"
+
+
+def test_automatic_match_is_listed_with_score_and_write_and_can_be_split(coding: Cli):
+    coding.ok("init", "--open")
+    r = coding.ok("remember", "sam", "preferred_editor", "helix", "--at", "2026-05-01")
+    assert r["registry_changes"] == [{"op": "merge", "name": "preferred_editor", "into": "prefers_editor"}]
+    inbox = coding.ok("vocab", "list")["predicates"]
+    m = next(p for p in inbox if p["name"] == "preferred_editor")
+    assert m["origin"] == "matched" and m["into"] == "prefers_editor" and m["score"] >= 0.9
+    assert m["caused_by"]["value"] == "helix" and m["caused_by"]["subject"] == "sam"
+    assert "recall-admin vocab split preferred_editor" in m["actions"]
+    pv = coding.ok("vocab", "split", "preferred_editor")
+    assert pv["plan"]["ops"][0]["op"] == "split"
+    coding.ok("vocab", "split", "preferred_editor", "--apply")
+    assert "preferred_editor" not in [p["name"] for p in coding.ok("vocab", "list")["predicates"]]
+    assert values(coding.ok("recall", "sam", "preferred_editor")) == ["helix"]
+    assert values(coding.ok("recall", "sam", "prefers_editor")) == []
+    # split apart, the pair is a suggestion again until an operator says never
+    c = next(c for c in coding.ok("vocab", "suggest")["clusters"] if "preferred_editor" in c["names"])
+    coding.ok("vocab", "never", "preferred_editor,prefers_editor")
+    assert not [x for x in coding.ok("vocab", "suggest")["clusters"] if x["id"] == c["id"]]
+
+
+def test_defined_names_in_the_inbox_and_unknown_names(coding: Cli):
+    coding.ok("init", "--open")
+    coding.ok("remember", "sam", "favourite_snack", "crisps", "--description", "A snack someone likes best")
+    inbox = coding.ok("vocab", "list")["predicates"]
+    d = next(p for p in inbox if p["name"] == "favourite_snack")
+    assert d["origin"] == "defined" and d["cardinality"] == "single" and d["events"] == 1
+    assert coding.fail("vocab", "never", "favourite_snack", "no_such_thing")["code"] == "unknown_predicate"
+    assert coding.fail("vocab", "never", "v-000000000000")["code"] == "not_found"
+
+
+# --- notes ----------------------------------------------------------------------------------
+
+
+def test_notes_list_search_and_clusters(demo: Cli):
+    notes = demo.ok("notes", "list")["notes"]
+    assert len(notes) == 6 and all(n["predicate"] == "note" for n in notes)
+    at = [n["observed_at"] for n in notes]
+    assert at == sorted(at, reverse=True)
+    assert [n["value"] for n in demo.ok("notes", "list", "--subject", "dan")["notes"]] == ["my shell is nushell"]
+    assert len(demo.ok("notes", "list", "--match", "SHELL")["notes"]) == 5
+    assert demo.fail("notes", "list", "--match", "(")["code"] == "invalid_input"
+    clusters = demo.ok("notes", "clusters")["clusters"]
+    shell = clusters[0]
+    assert shell["size"] == 5 and "shell" in shell["about"]
+    assert shell["suggestion"]["predicate"] == "prefers_shell" and shell["suggestion"]["existing"]
+    got = {n["subject"]: n["value"] for n in shell["notes"]}
+    assert got == {"dan": "nushell", "carol": "bash", "bob": "fish", "alice": "zsh", "user": "fish"}
+
+
+def test_shell_notes_promote_into_prefers_shell_and_leave_the_queue(demo: Cli):
+    shell = demo.ok("notes", "clusters")["clusters"][0]
+    pv = demo.ok("notes", "promote", "prefers_shell", "--cluster", shell["id"])
+    op = pv["plan"]["ops"][0]
+    assert op["op"] == "promote" and op["name"] == "prefers_shell" and len(op["notes"]) == 5
+    assert all(n["ok"] for n in pv["plan"]["details"]["notes"])
+    after = {(c["subject"], tuple(c["after"])) for c in pv["impact"]["changes"] if c["predicate"] == "prefers_shell"}
+    assert ("dan", ("nushell",)) in after and ("alice", ("zsh",)) in after
+    demo.ok("notes", "promote", "prefers_shell", "--cluster", shell["id"], "--apply")
+    assert [n["value"] for n in demo.ok("notes", "list")["notes"]] == ["Prefers answers with code first"]
+    assert demo.ok("notes", "clusters")["clusters"] == []
+    b = demo.ok("recall", "dan", "prefers_shell")["beliefs"][0]
+    assert b["value"] == "nushell" and b["promoted_from"] == shell["notes"][0]["event_id"]
+
+
+def test_promote_with_the_suggested_regex_reports_each_note(demo: Cli):
+    shell = demo.ok("notes", "clusters")["clusters"][0]
+    pv = demo.ok("promote", "prefers_shell", "--match", shell["suggestion"]["regex"])
+    parsed = {n["subject"]: n.get("value") for n in pv["plan"]["details"]["notes"] if n["ok"]}
+    assert parsed == {"alice": "zsh", "bob": "fish", "carol": "bash", "user": "fish"}
+
+
+def test_promote_into_a_predicate_defined_in_the_same_plan(demo: Cli):
+    notes = demo.ok("notes", "list", "--match", "code first")["notes"]
+    eid = notes[0]["event_id"]
+    pv = demo.ok("notes", "promote", "answer_order", "--note", f"{eid}=code first", "--define",
+                 "--cardinality", "single", "--type", "string", "--description", "How answers should be ordered")
+    assert [o["op"] for o in pv["plan"]["ops"]] == ["declare", "promote"]
+    demo.ok("notes", "promote", "answer_order", "--note", f"{eid}=code first", "--define", "--apply")
+    assert values(demo.ok("recall", "user", "answer_order")) == ["code first"]
+    assert demo.fail("notes", "promote", "prefers_shell")["code"] == "invalid_plan"

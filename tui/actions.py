@@ -1,0 +1,107 @@
+"""The action table: one list feeds the key bindings, the footer, the help screen and the palette.
+
+Each action belongs to a scope: ``app`` (anywhere) or one view (``pairs``, ``history``,
+``registry``, ``conflicts``, ``vocab``, ``notes``, ``plan``...). A view's bindings are
+built from its rows here; the command palette lists every row and, for a view's
+action, first shows that view and then runs the action on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Action:
+    scope: str  # "app" or the id of the view that runs it
+    action: str  # a Textual action string run on the scope's node
+    title: str  # the palette's title
+    help: str  # one line: what it does
+    key: str | None = None  # the binding (None: palette only)
+    key_display: str | None = None
+    show: bool = True  # shown in the footer
+
+
+APP = "app"
+
+ACTIONS: tuple[Action, ...] = (
+    # --- anywhere ---
+    Action(APP, "show_view('pairs')", "Go to subjects and pairs", "The selected subject's pairs and their answers", "1"),
+    Action(APP, "show_view('history')", "Go to pair history", "Every step of the selected pair, with a timeline", "2"),
+    Action(APP, "show_view('explain')", "Go to explain", "Why the selected pair answers what it answers", "3"),
+    Action(APP, "show_view('diff')", "Go to diff", "Answers that differ between two instants", "4"),
+    Action(APP, "show_view('registry')", "Go to registry", "Predicates, their definitions, the registry log and lint", "5"),
+    Action(APP, "show_view('queues')", "Go to review queues", "Conflicts, the vocabulary inbox and notes", "6"),
+    Action(APP, "show_view('plan')", "Go to plan tray", "The staged plan, its preview, apply or discard", "7"),
+    Action(APP, "focus_subjects", "Filter subjects", "Type a subject name prefix to narrow the list", "f", show=False),
+    Action(APP, "focus_search", "Search memory", "Search statements with the engine's search (keywords and meaning)", "slash", "/"),
+    Action(APP, "focus_as_of", "Set the as-of instant", "Re-fold every answer as of an instant (blank: now)", "a", show=False),
+    Action(APP, "clear_as_of", "Back to now", "Clear the as-of instant: answers as of now", "n", show=False),
+    Action(APP, "refresh", "Refresh", "Re-read the store (another process may have written)", "ctrl+r", "^r", show=False),
+    Action(APP, "help", "Help: keys", "Every key and action, by view", "question_mark", "?"),
+    Action(APP, "quit", "Quit", "Leave the console", "q", show=False),
+    # --- pairs ---
+    Action("pairs", "open_history", "Open the pair's history", "Show every step of the highlighted pair", "enter", "⏎"),
+    Action("pairs", "explain", "Explain the pair's answer", "Events, the rule that decided it, the registry events", "e"),
+    # --- history ---
+    Action("history", "prev_pair", "Previous pair", "History of the pair above in the subject's list", "left_square_bracket", "["),
+    Action("history", "next_pair", "Next pair", "History of the pair below in the subject's list", "right_square_bracket", "]"),
+    Action("history", "explain", "Explain this pair", "Why the pair answers what it answers at the as-of instant", "e"),
+    # --- explain ---
+    Action("explain", "prev_pair", "Previous pair (explain)", "Explain the pair above", "left_square_bracket", "["),
+    Action("explain", "next_pair", "Next pair (explain)", "Explain the pair below", "right_square_bracket", "]"),
+    # --- diff ---
+    Action("diff", "compare", "Compare two instants", "Every answer that differs between From and To", "ctrl+d", "^d"),
+    # --- registry ---
+    Action("registry", "redefine", "Stage a redefine", "Change the highlighted predicate's rules (a plan)", "e"),
+    Action("registry", "merge", "Stage a merge", "Merge the highlighted predicate into another (a plan)", "m"),
+    Action("registry", "split", "Stage a split", "Split a merged name back out (a plan)", "s"),
+    Action("registry", "define", "Stage a define", "Declare a new predicate (a plan)", "d"),
+    # --- conflicts ---
+    Action("conflicts", "keep", "Confirm a conflict: keep one", "Keep one predicate's value, withdraw the others (a plan)", "k"),
+    Action("conflicts", "exclude", "Exclude: settle the group", "Add the exclusion between the predicates (a plan)", "x"),
+    Action("conflicts", "dismiss", "Dismiss a conflict", "Hide it until either belief changes (a review decision)", "d"),
+    # --- vocabulary ---
+    Action("vocab", "merge", "Stage a suggested merge", "Merge the highlighted near-duplicate cluster (a plan)", "m"),
+    Action("vocab", "split", "Stage a split of a matched name", "Undo an automatic match (a plan)", "s"),
+    Action("vocab", "never", "Never suggest this merge", "Record that these names stay apart (a review decision)", "v"),
+    # --- notes ---
+    Action("notes", "promote", "Stage a note promotion", "Promote the highlighted cluster's notes into a predicate (a plan)", "p"),
+    # --- plan tray ---
+    Action("plan", "apply", "Apply the staged plan", "Append exactly the previewed events, after a confirmation", "A", "A"),
+    Action("plan", "discard", "Discard the staged plan", "Drop the plan; nothing is written", "D", "D"),
+    Action("plan", "replan", "Re-plan", "Compute the plan again against the store as it is now", "R", "R"),
+    Action("plan", "compare_as_of", "Compare answers as of…", "Preview also compares the answers at an instant", "c"),
+)
+
+
+def actions_for(scope: str) -> list[Action]:
+    return [a for a in ACTIONS if a.scope == scope]
+
+
+def bindings(scope: str) -> list[Binding]:
+    """Textual bindings for one scope, from the table."""
+    out = []
+    for a in actions_for(scope):
+        if a.key is None:
+            continue
+        out.append(Binding(a.key, a.action, _short(a), show=a.show, key_display=a.key_display))
+    return out
+
+
+def _short(a: Action) -> str:
+    """The footer's label: a few words."""
+    short = {
+        "show_view('pairs')": "Pairs", "show_view('history')": "History", "show_view('explain')": "Explain",
+        "show_view('diff')": "Diff", "show_view('registry')": "Registry", "show_view('queues')": "Queues",
+        "show_view('plan')": "Plan", "focus_search": "Search", "help": "Help", "open_history": "History",
+        "explain": "Explain", "prev_pair": "Prev", "next_pair": "Next", "compare": "Compare",
+        "redefine": "Redefine", "merge": "Merge", "split": "Split", "define": "Define", "keep": "Keep one",
+        "exclude": "Exclude", "dismiss": "Dismiss", "never": "Never merge", "promote": "Promote",
+        "apply": "Apply", "discard": "Discard", "replan": "Re-plan", "compare_as_of": "As-of compare",
+        "refresh": "Refresh", "quit": "Quit", "focus_subjects": "Filter", "focus_as_of": "As of",
+        "clear_as_of": "Now",
+    }
+    return short.get(a.action, a.title)

@@ -1,0 +1,95 @@
+"""Diff: every answer that differs between two instants, for one subject or the whole store."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Input, Label, LoadingIndicator
+
+from recall_engine.history import Change
+from recall_engine.instants import parse_instant
+
+from .. import format as fmt
+from ..actions import bindings
+from ..services import ServiceCalls
+
+
+class DiffView(ServiceCalls, Vertical):
+    BINDINGS = bindings("diff")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.changes: list[Change] = []
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="diff-bar", classes="bar"):
+            yield Label("from", classes="bar-label")
+            yield Input(placeholder="2026-05-01", id="diff-from", compact=True)
+            yield Label("to", classes="bar-label")
+            yield Input(placeholder="now", id="diff-to", compact=True)
+            yield Label("subject", classes="bar-label")
+            yield Input(placeholder="blank: the whole store", id="diff-subject", compact=True)
+            yield Button("Compare", id="diff-go", compact=True, variant="primary")
+        yield Label("Give two instants (a day or RFC3339) and press Enter or ctrl+d.", id="diff-summary",
+                    classes="view-title")
+        yield LoadingIndicator(id="diff-loading")
+        table: DataTable = DataTable(id="diff-table", cursor_type="row")
+        for name in ("subject", "predicate", "before", "after", "began", "stopped"):
+            table.add_column(name)
+        yield table
+
+    def on_mount(self) -> None:
+        self.query_one("#diff-loading").display = False
+
+    def refresh_data(self) -> None:
+        subject = self.screen.subject  # type: ignore[attr-defined]
+        box = self.query_one("#diff-subject", Input)
+        if subject and not box.value and not self.changes:
+            box.value = subject
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_compare()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_compare()
+
+    def action_compare(self) -> None:
+        raw_from = self.query_one("#diff-from", Input).value.strip()
+        raw_to = self.query_one("#diff-to", Input).value.strip()
+        subject = self.query_one("#diff-subject", Input).value.strip() or None
+        try:
+            if not raw_from:
+                raise ValueError("give the From instant: a day such as 2026-05-01, or an RFC3339 time")
+            start = parse_instant(raw_from, what="from")
+            end = parse_instant(raw_to, what="to") if raw_to else None
+        except Exception as exc:  # InvalidInput or the message above
+            self.app.report_error(exc)  # type: ignore[attr-defined]
+            return
+        memory = self.app.memory  # type: ignore[attr-defined]
+        where = subject or "the whole store"
+        self.query_one("#diff-summary", Label).update(f"Comparing {where} between {fmt.instant(start)} and "
+                                                      f"{fmt.instant(end)}…")
+        self.query_one("#diff-loading").display = True
+        self.call_service(memory.diff, start, end, subject, then=lambda ch: self._show(ch, start, end, where),
+                          failed=lambda _: self._done(), group="diff")
+
+    def _done(self) -> None:
+        self.query_one("#diff-loading").display = False
+
+    def _show(self, changes: list[Change], start: int, end: int | None, where: str) -> None:
+        self._done()
+        self.changes = changes
+        table = self.query_one("#diff-table", DataTable)
+        table.clear()
+        for c in changes:
+            table.add_row(c.subject, c.predicate, Text(fmt.clip(fmt.values(c.before), 40), style="red"),
+                          Text(fmt.clip(fmt.values(c.after), 40), style="green"),
+                          fmt.clip(fmt.values(c.began), 30), fmt.clip(fmt.values(c.stopped), 30))
+        subjects = len({c.subject for c in changes})
+        self.query_one("#diff-summary", Label).update(
+            f"{len(changes)} answer(s) differ across {subjects} subject(s) in {where}, "
+            f"between {fmt.instant(start)} and {fmt.instant(end)}"
+        )

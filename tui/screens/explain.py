@@ -1,0 +1,111 @@
+"""Explain: why the selected pair answers what it does — events, the deciding rule, registry events."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Label, Static
+
+from recall_admin import browse
+from recall_admin.browse import AnswerExplanation
+
+from .. import format as fmt
+from ..actions import bindings
+from ..services import ServiceCalls
+
+
+def _table(title: str, *columns: str) -> Table:
+    t = Table(title=title, title_justify="left", title_style="bold yellow", expand=True, show_edge=False,
+              pad_edge=False, box=None, header_style="dim")
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    return t
+
+
+def render_explanation(a: AnswerExplanation) -> RenderableType:
+    x = a.explanation
+    parts: list[RenderableType] = []
+    head = Text()
+    head.append(f"{x.subject} · {x.predicate}", style="bold")
+    head.append(f" as of {fmt.instant(x.at)}: ", style="dim")
+    head.append(fmt.values([b.value for b in x.beliefs]), style="bold green")
+    parts.append(head)
+
+    why = _table("Why each value", "value", "held", "reason", "event", "at")
+    for r in x.reasons:
+        why.add_row(fmt.values([r.value]), Text("yes", style="green") if r.held else Text("no", style="red"),
+                    r.reason, r.event_id, fmt.instant(r.at))
+    parts.append(why)
+
+    rule = Text()
+    rule.append("The rule that decided it\n", style="bold yellow")
+    d = a.in_force
+    if d is None:
+        rule.append("  no definition governs this predicate at that instant", style="dim")
+    else:
+        rule.append(f"  {d.cardinality}-valued {d.value_type or 'string'}", style="bold")
+        if d.excludes:
+            rule.append(f"; excludes {', '.join(d.excludes)}")
+        if d.historical:
+            rule.append("; historical (only an explicit retraction withdraws a value)")
+        if d.allowed:
+            rule.append(f"; allowed {', '.join(d.allowed)}")
+        if a.deciding_record is not None:
+            r = x.rules[a.deciding_record]
+            rule.append(f"\n  set by {r.op} of {r.name} at {fmt.instant(r.at)}: {r.change}", style="dim")
+    parts.append(rule)
+
+    rules = _table("Registry events that govern it, oldest first", "at", "op", "name", "change", "operator", "plan")
+    for i, r in enumerate(x.rules):
+        style = "bold" if i == a.deciding_record else ""
+        rules.add_row(fmt.instant(r.at), r.op, r.name, r.change, r.record.operator or "—", r.record.plan or "—",
+                      style=style)
+    parts.append(rules)
+
+    events = _table("Its events, oldest first", "at", "event", "value", "stored as", "source", "evidence")
+    for e in sorted(x.events, key=lambda e: (e.observed_at, e.retraction, e.id)):
+        value = ("retract " if e.retraction else "") + (fmt.values([e.value]) if e.value is not None else "(every value)")
+        events.add_row(fmt.instant(e.observed_at), e.id, Text(value, style="red" if e.retraction else ""),
+                       e.predicate, e.source, fmt.clip(e.evidence, 80))
+    parts.append(events)
+    return Group(*parts)
+
+
+class ExplainView(ServiceCalls, Vertical):
+    BINDINGS = bindings("explain")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.data: AnswerExplanation | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label("Choose a pair in Pairs (1) and press e.", id="explain-title", classes="view-title")
+        with VerticalScroll(id="explain-scroll"):
+            yield Static("", id="explain-body")
+
+    def refresh_data(self) -> None:
+        screen = self.screen
+        subject, predicate = screen.subject, screen.predicate  # type: ignore[attr-defined]
+        if not subject or not predicate:
+            return
+        app = self.app
+        self.query_one("#explain-title", Label).update(f"Explaining [b]{subject}[/b] · [b]{predicate}[/b]…")
+        self.call_service(browse.explain_answer, app.memory, subject, predicate, app.as_of,  # type: ignore[attr-defined]
+                          then=self._show, group="explain")
+
+    def _show(self, a: AnswerExplanation) -> None:
+        self.data = a
+        x = a.explanation
+        self.query_one("#explain-title", Label).update(
+            f"Why [b]{x.subject}[/b] · [b]{x.predicate}[/b] answers what it does, as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
+        )
+        self.query_one("#explain-body", Static).update(render_explanation(a))
+
+    def action_prev_pair(self) -> None:
+        self.screen.step_pair(-1)  # type: ignore[attr-defined]
+
+    def action_next_pair(self) -> None:
+        self.screen.step_pair(1)  # type: ignore[attr-defined]

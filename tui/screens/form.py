@@ -1,0 +1,92 @@
+"""A small form in a modal: the arguments of one staging action."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label, Select
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    label: str
+    kind: str = "text"  # text | select | check
+    value: Any = ""
+    options: tuple[tuple[str, Any], ...] = ()  # (label, value) for a select
+    placeholder: str = ""
+    help: str = ""
+
+
+class FormScreen(ModalScreen["dict[str, Any] | None"]):
+    """Dismisses with the values by field name, or None when cancelled."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Stage")]
+
+    def __init__(self, title: str, fields: list[Field], submit: str = "Stage", note: str = "") -> None:
+        super().__init__()
+        self.title_text = title
+        self.fields = fields
+        self.submit_label = submit
+        self.note = note
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="dialog form"):
+            yield Label(self.title_text, classes="dialog-title")
+            if self.note:
+                yield Label(self.note, classes="dialog-note")
+            with VerticalScroll(classes="form-fields"):
+                for f in self.fields:
+                    if f.kind == "check":
+                        yield Checkbox(f.label, value=bool(f.value), id=f"f-{f.name}")
+                    else:
+                        yield Label(f.label, classes="field-label")
+                        if f.kind == "select":
+                            yield Select(list(f.options), value=f.value if f.value != "" else Select.BLANK,
+                                         allow_blank=f.value == "", id=f"f-{f.name}", compact=True)
+                        else:
+                            yield Input(value=str(f.value or ""), placeholder=f.placeholder, id=f"f-{f.name}",
+                                        compact=True)
+                    if f.help:
+                        yield Label(f.help, classes="field-help")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(self.submit_label, id="submit", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        first = self.query(".form-fields Input, .form-fields Select, .form-fields Checkbox").first()
+        first.focus()
+
+    def values(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in self.fields:
+            w = self.query_one(f"#f-{f.name}")
+            if isinstance(w, Checkbox):
+                out[f.name] = w.value
+            elif isinstance(w, Select):
+                out[f.name] = None if w.value is Select.BLANK else w.value
+            else:
+                out[f.name] = w.value.strip()  # type: ignore[attr-defined]
+        return out
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "submit":
+            self.action_submit()
+        else:
+            self.dismiss(None)
+
+    def action_submit(self) -> None:
+        self.dismiss(self.values())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

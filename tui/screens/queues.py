@@ -1,0 +1,364 @@
+"""Review queues: conflicts, the vocabulary inbox, notes. Each decision stages a plan into the tray
+(dismissing a conflict and "never merge" are review decisions: confirmed, then written)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Label, Static, TabbedContent, TabPane
+
+from recall_admin import conflicts as conflicts_svc
+from recall_admin import notes as notes_svc
+from recall_admin import vocab as vocab_svc
+from recall_engine.registry import CARDINALITIES, Definition
+from recall_engine.values import VALUE_TYPES
+
+from .. import format as fmt
+from ..actions import bindings
+from ..messages import StagePlan, StoreChanged
+from ..services import ServiceCalls
+from ..staging import Recipe
+from .confirm import ConfirmScreen
+from .form import Field, FormScreen
+
+NOTES_SHOWN = 500
+
+
+def _table(id: str, *columns: str) -> DataTable:
+    t: DataTable = DataTable(id=id, cursor_type="row")
+    for c in columns:
+        t.add_column(c)
+    return t
+
+
+def _row(table: DataTable, items: list[Any]) -> Any | None:
+    if not items or not (0 <= table.cursor_row < len(items)):
+        return None
+    return items[table.cursor_row]
+
+
+class ConflictsView(ServiceCalls, Vertical):
+    """One subject holding one value under two or more typed predicates now."""
+
+    BINDINGS = bindings("conflicts")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.items: list[conflicts_svc.Conflict] = []
+        self.listing: conflicts_svc.Listing | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label("Conflicts: reading…", id="conflicts-title", classes="view-title")
+        yield _table("conflicts-table", "subject", "value", "predicates", "latest", "group")
+        with VerticalScroll(classes="detail-box"):
+            yield Static("", id="conflict-detail")
+
+    def refresh_data(self) -> None:
+        self.call_service(conflicts_svc.find_conflicts, self.app.memory, then=self._show,  # type: ignore[attr-defined]
+                          group="conflicts")
+
+    def _show(self, listing: conflicts_svc.Listing) -> None:
+        self.listing, self.items = listing, listing.conflicts
+        table = self.query_one("#conflicts-table", DataTable)
+        table.clear()
+        for c in self.items:
+            table.add_row(c.subject, fmt.clip(fmt.values([c.value]), 30), " ≠ ".join(c.predicates),
+                          fmt.day(c.latest), c.group)
+        self.query_one("#conflicts-title", Label).update(
+            f"Conflicts — {len(self.items)} open in {len(listing.groups)} group(s), {listing.dismissed} dismissed"
+            "   [dim]k keep one · x exclude (settles the group) · d dismiss[/dim]"
+        )
+        self._detail()
+
+    def _detail(self) -> None:
+        c = self.current
+        box = self.query_one("#conflict-detail", Static)
+        if c is None:
+            box.update(Text("No open conflict.", style="dim"))
+            return
+        parts: list[Any] = [Text(f"{c.subject} holds {fmt.values([c.value])!s} under {len(c.held)} predicates "
+                                 f"({c.id})", style="bold")]
+        for b in c.held:
+            t = Text(f"  {b.predicate}", style="magenta")
+            t.append(f"  since {fmt.instant(b.observed_at)} · {b.source} · confidence {b.confidence:g}", style="dim")
+            if b.evidence:
+                t.append(f"\n     evidence: {fmt.clip(b.evidence, 100)}")
+            parts.append(t)
+        group = next((g for g in (self.listing.groups if self.listing else []) if g.id == c.group), None)
+        if group is not None:
+            parts.append(Text(f"group {group.id}: {group.count} subject(s) with {' ≠ '.join(group.predicates)}; "
+                              "one exclusion settles all of them", style="dim"))
+        box.update(Group(*parts))
+
+    @property
+    def current(self) -> conflicts_svc.Conflict | None:
+        return _row(self.query_one("#conflicts-table", DataTable), self.items)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        self._detail()
+
+    def action_keep(self) -> None:
+        c = self.current
+        if c is None:
+            return
+        fields = [Field("keep", f"{c.subject}: keep which predicate's {fmt.values([c.value])}?", "select",
+                        c.predicates[0], tuple((p, p) for p in c.predicates))]
+
+        def done(v: dict[str, Any] | None) -> None:
+            if not v or not v.get("keep"):
+                return
+            cid, keep = c.id, v["keep"]
+
+            def build(st: Any) -> Any:
+                found, _ = conflicts_svc.lookup(st.memory, cid)
+                return conflicts_svc.confirm_plan(st, found[0], keep)
+
+            self.post_message(StagePlan(Recipe(f"confirm {c.subject}: keep {keep}", build, "conflicts")))
+
+        self.app.push_screen(FormScreen("Confirm a conflict", fields,
+                                        note="The kept value is re-stated; the others are withdrawn."), done)
+
+    def action_exclude(self) -> None:
+        c = self.current
+        if c is None:
+            return
+        gid = c.group
+
+        def build(st: Any) -> Any:
+            found, _ = conflicts_svc.lookup(st.memory, gid)
+            return conflicts_svc.exclude_plan(st, found)
+
+        self.post_message(StagePlan(Recipe(f"exclude {' / '.join(c.predicates)} (group {gid})", build, "conflicts")))
+
+    def action_dismiss(self) -> None:
+        c = self.current
+        if c is None:
+            return
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                return
+            app = self.app
+            self.call_service(conflicts_svc.dismiss, app.memory, [c], app.operator,  # type: ignore[attr-defined]
+                              then=lambda ids: self._dismissed(c, ids), group="dismiss")
+
+        body = Text(f"{c.subject}: {fmt.values([c.value])} under {', '.join(c.predicates)}\n\n"
+                    "A review decision is appended; the conflict stays hidden until either belief changes.")
+        self.app.push_screen(ConfirmScreen("Dismiss this conflict?", body, yes="Dismiss"), done)
+
+    def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
+        self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}")
+        self.post_message(StoreChanged("dismiss"))
+
+
+class VocabView(ServiceCalls, Vertical):
+    """Names agents invented or matched automatically, and near-duplicate clusters."""
+
+    BINDINGS = bindings("vocab")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.entries: list[vocab_svc.InboxEntry] = []
+        self.clusters: list[vocab_svc.Cluster] = []
+
+    def compose(self) -> ComposeResult:
+        yield Label("Vocabulary inbox: reading…", id="vocab-title", classes="view-title")
+        yield _table("inbox-table", "name", "origin", "into", "score", "status", "events", "first written by")
+        yield Label("Near-duplicate suggestions   [dim]m merge · v never merge[/dim]", classes="view-title")
+        yield _table("suggest-table", "names", "score", "merge into", "why")
+
+    def refresh_data(self) -> None:
+        def load(memory: Any) -> tuple[list[vocab_svc.InboxEntry], list[vocab_svc.Cluster]]:
+            return vocab_svc.inbox(memory), vocab_svc.suggest(memory)
+
+        self.call_service(load, self.app.memory, then=self._show, group="vocab")  # type: ignore[attr-defined]
+
+    def _show(self, data: tuple[list[vocab_svc.InboxEntry], list[vocab_svc.Cluster]]) -> None:
+        self.entries, self.clusters = data
+        inbox = self.query_one("#inbox-table", DataTable)
+        inbox.clear()
+        for e in self.entries:
+            fw = e.first_write
+            by = f"{fw.subject}: {fmt.clip(fmt.values([fw.value]), 24)} ({fw.source})" if fw else "—"
+            inbox.add_row(e.name, e.origin, e.into or "—", f"{e.score:.2f}" if e.score is not None else "—",
+                          e.status, f"{e.events:,}", by)
+        sug = self.query_one("#suggest-table", DataTable)
+        sug.clear()
+        for c in self.clusters:
+            sug.add_row(", ".join(c.names), f"{c.score:.2f}", c.into,
+                        fmt.clip(c.reason + (" · cardinality differs" if c.cardinality_differs else ""), 60))
+        self.query_one("#vocab-title", Label).update(
+            f"Vocabulary inbox — {len(self.entries)} open name(s)   [dim]s split a matched name[/dim]"
+        )
+
+    def action_merge(self) -> None:
+        c = _row(self.query_one("#suggest-table", DataTable), self.clusters)
+        if c is None:
+            self.app.notify("No near-duplicate suggestion to merge.", severity="warning")
+            return
+        fields = [Field("into", f"merge {', '.join(c.names)} into", "select", c.into, tuple((n, n) for n in c.names)),
+                  Field("reason", "reason")]
+
+        def done(v: dict[str, Any] | None) -> None:
+            if not v or not v.get("into"):
+                return
+            cid, into, reason = c.id, v["into"], v.get("reason", "")
+
+            def build(st: Any) -> Any:
+                return vocab_svc.merge_plan(st, vocab_svc.find_cluster(st.memory, cid), into, reason=reason)
+
+            others = [n for n in c.names if n != into]
+            self.post_message(StagePlan(Recipe(f"merge {', '.join(others)} into {into}", build, "vocab")))
+
+        self.app.push_screen(FormScreen("Merge near-duplicates", fields, note=c.reason), done)
+
+    def action_split(self) -> None:
+        e = _row(self.query_one("#inbox-table", DataTable), self.entries)
+        if e is None or e.origin != "matched":
+            self.app.notify("Highlight a name matched automatically (origin: matched) to split it.",
+                            severity="warning")
+            return
+        name = e.name
+        self.post_message(StagePlan(Recipe(f"split {name}", lambda st: st.split(name), "vocab")))
+
+    def action_never(self) -> None:
+        c = _row(self.query_one("#suggest-table", DataTable), self.clusters)
+        if c is None:
+            return
+        pairs = [(a, b) for a, b, _ in c.pairs]
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                return
+            app = self.app
+            self.call_service(vocab_svc.never, app.memory, pairs, app.operator,  # type: ignore[attr-defined]
+                              then=lambda ids: self._recorded(c), group="never")
+
+        body = Text(f"{', '.join(c.names)} will not be suggested for a merge again (a review decision).")
+        self.app.push_screen(ConfirmScreen("Never merge these names?", body, yes="Never merge"), done)
+
+    def _recorded(self, c: vocab_svc.Cluster) -> None:
+        self.app.notify(f"Recorded: never merge {', '.join(c.names)}")
+        self.post_message(StoreChanged("never"))
+
+
+class NotesView(ServiceCalls, Vertical):
+    """Notes held now, and clusters of notes that look like one kind of fact."""
+
+    BINDINGS = bindings("notes")
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.notes: list[Any] = []
+        self.clusters: list[notes_svc.NoteCluster] = []
+
+    def compose(self) -> ComposeResult:
+        yield Label("Note clusters: reading…", id="notes-title", classes="view-title")
+        yield _table("clusters-table", "cluster", "notes", "about", "promote into", "values found")
+        with VerticalScroll(classes="detail-box"):
+            yield Static("", id="cluster-detail")
+        yield Label("Notes held now, most recent first", classes="view-title")
+        yield _table("notes-table", "subject", "note", "at", "source")
+
+    def refresh_data(self) -> None:
+        def load(memory: Any) -> tuple[list[Any], list[notes_svc.NoteCluster]]:
+            return notes_svc.list_notes(memory, limit=NOTES_SHOWN), notes_svc.note_clusters(memory)
+
+        self.call_service(load, self.app.memory, then=self._show, group="notes")  # type: ignore[attr-defined]
+
+    def _show(self, data: tuple[list[Any], list[notes_svc.NoteCluster]]) -> None:
+        self.notes, self.clusters = data
+        ct = self.query_one("#clusters-table", DataTable)
+        ct.clear()
+        for c in self.clusters:
+            target = c.predicate or f"{c.new_name} (new)"
+            parsed = sum(1 for n in c.notes if n.value is not None)
+            ct.add_row(c.id, str(len(c.notes)), ", ".join(c.about[:4]), target, f"{parsed}/{len(c.notes)}")
+        nt = self.query_one("#notes-table", DataTable)
+        nt.clear()
+        for b in self.notes:
+            nt.add_row(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source)
+        self.query_one("#notes-title", Label).update(
+            f"Note clusters — {len(self.clusters)} cluster(s) over {len(self.notes)} note(s)   [dim]p promote[/dim]"
+        )
+        self._detail()
+
+    @property
+    def current(self) -> notes_svc.NoteCluster | None:
+        return _row(self.query_one("#clusters-table", DataTable), self.clusters)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.data_table.id == "clusters-table":
+            self._detail()
+
+    def _detail(self) -> None:
+        c = self.current
+        box = self.query_one("#cluster-detail", Static)
+        if c is None:
+            box.update(Text("No cluster of notes: nothing looks like one kind of fact yet.", style="dim"))
+            return
+        t = Text()
+        for nv in c.notes:
+            t.append(f"{nv.note.subject}: ", style="cyan")
+            t.append(fmt.clip(str(nv.note.value), 50))
+            if nv.value is not None:
+                t.append(f"  → {nv.value}\n", style="green")
+            else:
+                t.append(f"  stays a note: {nv.error}\n", style="yellow")
+        box.update(t)
+
+    def action_promote(self) -> None:
+        c = self.current
+        if c is None:
+            self.app.notify("No note cluster to promote.", severity="warning")
+            return
+        new = not c.predicate
+        fields = [Field("predicate", "promote into predicate", value=c.predicate or c.new_name)]
+        if new:
+            fields += [
+                Field("define", "define it (a new predicate)", "check", True),
+                Field("cardinality", "cardinality", "select", "single", tuple((x, x) for x in CARDINALITIES)),
+                Field("value_type", "value type", "select", "string", tuple((x, x) for x in VALUE_TYPES)),
+                Field("description", "description"),
+            ]
+        fields.append(Field("reason", "reason"))
+
+        def done(v: dict[str, Any] | None) -> None:
+            if not v or not v.get("predicate"):
+                return
+            cid, pred, reason = c.id, v["predicate"], v.get("reason", "")
+            define = None
+            if v.get("define"):
+                define = Definition(pred, v.get("cardinality") or "single", v.get("value_type") or "string",
+                                    v.get("description", ""))
+
+            def build(st: Any) -> Any:
+                return notes_svc.promote_plan(st, pred, cluster=cid, define=define, reason=reason)
+
+            self.post_message(StagePlan(Recipe(f"promote {len(c.notes)} note(s) into {pred}", build, "notes")))
+
+        self.app.push_screen(FormScreen(f"Promote cluster {c.id}", fields, note="about: " + ", ".join(c.about)), done)
+
+
+class QueuesView(Vertical):
+    def compose(self) -> ComposeResult:
+        with TabbedContent(id="queue-tabs"):
+            with TabPane("Conflicts", id="q-conflicts"):
+                yield ConflictsView(id="conflicts")
+            with TabPane("Vocabulary", id="q-vocab"):
+                yield VocabView(id="vocab")
+            with TabPane("Notes", id="q-notes"):
+                yield NotesView(id="notes")
+
+    def refresh_data(self) -> None:
+        for v in (self.query_one(ConflictsView), self.query_one(VocabView), self.query_one(NotesView)):
+            v.refresh_data()
+
+    def show(self, which: str) -> None:
+        self.query_one("#queue-tabs", TabbedContent).active = f"q-{which}"

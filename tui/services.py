@@ -1,0 +1,76 @@
+"""Running service calls off the UI thread, and showing their errors in the app.
+
+Every call into ``recall_admin`` or ``recall_engine`` goes through
+``ServiceCalls.call_service``: a thread worker (``run_worker(thread=True)``, the
+same machinery as ``@work(thread=True)``) whose result comes back to the UI thread
+as a ``Worker.StateChanged`` message. A newer call in the same group supersedes an
+older one (``exclusive``), and a superseded result is dropped. A failure never
+reaches the terminal as a traceback: it becomes a notification (and, for the plan
+tray, an error panel).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, Callable
+
+from textual.worker import Worker, WorkerState
+
+from recall_engine.errors import RecallError
+
+Done = Callable[[Any], None]
+Failed = Callable[[BaseException], None]
+
+
+def error_text(exc: BaseException) -> tuple[str, str]:
+    """(title, message) for an error: a service's own words, or one line for a bug."""
+    if isinstance(exc, RecallError):
+        return exc.code.replace("_", " "), str(exc)
+    return "internal error", f"{type(exc).__name__}: {exc}".rstrip(": ")
+
+
+class ServiceCalls:
+    """Mixin for widgets and screens that call services in thread workers."""
+
+    def call_service(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        then: Done | None = None,
+        failed: Failed | None = None,
+        group: str = "service",
+        exclusive: bool = True,
+        description: str = "",
+        **kwargs: Any,
+    ) -> Worker:
+        pending = self.__dict__.setdefault("_service_pending", {})
+        worker = self.run_worker(  # type: ignore[attr-defined]
+            partial(fn, *args, **kwargs),
+            name=group,
+            group=group,
+            description=description or getattr(fn, "__name__", "service call"),
+            exclusive=exclusive,
+            thread=True,
+            exit_on_error=False,
+        )
+        pending[worker] = (then, failed)
+        return worker
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        pending = self.__dict__.get("_service_pending", {})
+        hooks = pending.get(event.worker)
+        if hooks is None:
+            return
+        then, failed = hooks
+        state = event.state
+        if state in (WorkerState.PENDING, WorkerState.RUNNING):
+            return
+        pending.pop(event.worker, None)
+        if state == WorkerState.SUCCESS and not event.worker.is_cancelled:
+            if then is not None:
+                then(event.worker.result)
+        elif state == WorkerState.ERROR:
+            exc = event.worker.error or RuntimeError("the call failed")
+            if failed is not None:
+                failed(exc)
+            self.app.report_error(exc)  # type: ignore[attr-defined]

@@ -1,0 +1,98 @@
+"""The sidebar: a filter box over the store's subjects, each with its event count."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Label
+
+from recall_admin import browse
+
+from ..messages import SubjectChosen
+from ..services import ServiceCalls
+
+FILTER_DELAY = 0.15  # seconds of typing pause before the store is asked
+
+
+class SubjectList(ServiceCalls, Vertical):
+    """Subjects, most events first; typing narrows them by name prefix."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.subjects: list[tuple[str, int]] = []
+        self._timer = None
+        self._loaded_prefix: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="filter subjects (f)", id="subject-filter", compact=True)
+        table: DataTable = DataTable(id="subject-table", cursor_type="row", zebra_stripes=False)
+        table.add_column("subject", key="subject")
+        table.add_column("events", key="events")
+        yield table
+        yield Label("", id="subject-count")
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#subject-table", DataTable)
+
+    def load(self, prefix: str | None = None) -> None:
+        if prefix is None:
+            prefix = self.query_one("#subject-filter", Input).value
+        memory = self.app.memory  # type: ignore[attr-defined]
+        self.call_service(browse.list_subjects, memory, prefix, then=lambda rows: self._show(prefix, rows),
+                          group="subjects")
+
+    def _show(self, prefix: str, rows: list[tuple[str, int]]) -> None:
+        table = self.table
+        keep = self.selected
+        self.subjects = rows
+        self._loaded_prefix = prefix
+        table.clear()
+        for subject, n in rows:
+            table.add_row(subject, f"{n:,}", key=subject)
+        more = " (first {:,})".format(len(rows)) if len(rows) >= browse.SUBJECTS_SHOWN else ""
+        self.query_one("#subject-count", Label).update(f"{len(rows):,} subject(s){more}")
+        if rows:
+            index = next((i for i, (s, _) in enumerate(rows) if s == keep), 0)
+            table.move_cursor(row=index, animate=False)
+            self.post_message(SubjectChosen(rows[index][0]))
+
+    @property
+    def selected(self) -> str | None:
+        table = self.table
+        if not self.subjects or table.cursor_row < 0 or table.cursor_row >= len(self.subjects):
+            return None
+        return self.subjects[table.cursor_row][0]
+
+    def select(self, subject: str) -> None:
+        """Highlight a subject (from a search result); reload unfiltered if it is not listed."""
+        for i, (s, _) in enumerate(self.subjects):
+            if s == subject:
+                self.table.move_cursor(row=i, animate=False)
+                return
+        box = self.query_one("#subject-filter", Input)
+        box.value = subject
+        self.load(subject)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "subject-filter":
+            return
+        event.stop()
+        if self._timer is not None:
+            self._timer.stop()
+        value = event.value
+        self._timer = self.set_timer(FILTER_DELAY, lambda: self.load(value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "subject-filter":
+            return
+        event.stop()
+        self.table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id != "subject-table":
+            return
+        event.stop()
+        subject = event.row_key.value if event.row_key is not None else None
+        if subject:
+            self.post_message(SubjectChosen(subject))
