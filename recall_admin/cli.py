@@ -150,7 +150,8 @@ class RecallGroup(TyperGroup):
             code = EXIT_USAGE
         except (_Abort, KeyboardInterrupt):
             code = EXIT_INTERRUPTED
-        except BrokenPipeError:
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+            _silence_stdout()
             code = EXIT_ERROR
         except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback
             c, message, code = _error_code(e)
@@ -163,6 +164,15 @@ class RecallGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _show_usage_error(e: Any) -> None:
@@ -185,7 +195,7 @@ app = typer.Typer(
     add_completion=False,
 )
 registry_app = typer.Typer(help="Read the predicate registry and its log.", no_args_is_help=True)
-app.add_typer(registry_app, name="registry")
+app.add_typer(registry_app, name="registry", rich_help_panel="Registry")
 
 
 @app.callback()
@@ -214,7 +224,7 @@ def root(
     state.collection = collection
     state.operator = operator
     state.read_only = read_only
-    state.output.json_mode = json_output or state.output.json_mode
+    state.output.json_mode = json_output  # the real parse replaces the pre-scan of argv
 
 
 def _emit(ctx: typer.Context, data: Any, render: out.Renderer) -> None:
@@ -228,7 +238,7 @@ AtOption = Annotated[
 ]
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def init(
     ctx: typer.Context,
     registry: Annotated[
@@ -262,7 +272,7 @@ def init(
     _emit(ctx, data, out.render_init)
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def remember(
     ctx: typer.Context,
     subject: Annotated[str, typer.Argument(metavar="SUBJECT", help="Who or what the statement is about.")],
@@ -304,7 +314,7 @@ def remember(
     _emit(ctx, remember_view(result), out.render_remember)
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def forget(
     ctx: typer.Context,
     subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
@@ -325,7 +335,7 @@ def forget(
     _emit(ctx, {"withdrawn": [b.to_json() for b in gone]}, out.render_forget)
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def recall(
     ctx: typer.Context,
     subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
@@ -341,7 +351,7 @@ def recall(
     _emit(ctx, recall_view(m, subject, predicate, when), out.render_beliefs)
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def search(
     ctx: typer.Context,
     text: Annotated[str, typer.Argument(metavar="TEXT", help="Words, optionally with a time phrase such as 'two weeks ago'.")],
@@ -357,7 +367,7 @@ def search(
     _emit(ctx, search_view(m, text, when, limit), out.render_beliefs)
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def history(
     ctx: typer.Context,
     subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
@@ -370,7 +380,7 @@ def history(
     _emit(ctx, history_view(m, subject, predicate), out.render_history)
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def diff(
     ctx: typer.Context,
     from_: Annotated[str, typer.Option("--from", metavar="T", help="The earlier instant.")],
@@ -387,7 +397,7 @@ def diff(
     _emit(ctx, diff_view(m, start, end, subject), out.render_diff)  # type: ignore[arg-type]
 
 
-@app.command()
+@app.command(rich_help_panel="Memory")
 def explain(
     ctx: typer.Context,
     subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
@@ -433,7 +443,7 @@ def registry_log(ctx: typer.Context) -> None:
 # --- data ---------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(rich_help_panel="Data")
 def collections(ctx: typer.Context) -> None:
     """Every collection of the store with its event count and registry size."""
     from .views import collections_view
@@ -442,7 +452,7 @@ def collections(ctx: typer.Context) -> None:
     _emit(ctx, collections_view(s.backend), out.render_collections)
 
 
-@app.command("import")
+@app.command("import", rich_help_panel="Data")
 def import_(
     ctx: typer.Context,
     file: Annotated[str, typer.Argument(metavar="FILE", help="A JSONL file of events (- for standard input).")],
@@ -459,7 +469,7 @@ def import_(
     _emit(ctx, result.to_json(), out.render_import)
 
 
-@app.command()
+@app.command(rich_help_panel="Data")
 def export(
     ctx: typer.Context,
     output_file: Annotated[
@@ -479,8 +489,12 @@ def export(
         events = [e.to_json() for e in events_for_export(s.store, subject)]
         _emit(ctx, {"exported": len(events), "events": events}, out.render_export)
     else:
-        n = write_events(events_for_export(s.store, subject), sys.stdout)
-        sys.stdout.flush()
+        events = events_for_export(s.store, subject)
+        try:
+            n = write_events(events, sys.stdout)
+            sys.stdout.flush()
+        finally:
+            events.close()  # end the store's cursor while the store is still open
         state.output.message(f"exported {n} event(s)")
 
 
@@ -527,6 +541,21 @@ def _progress(state: State, label: str) -> Iterator[_Bar]:
         yield bar
     finally:
         bar.stop()
+
+
+# --- commands from other modules: governance, review queues, audit/demo/lint ---------------
+
+
+def _register_extensions() -> None:
+    from . import cli_data, cli_governance, cli_queues
+
+    cli_governance.register(app)
+    cli_governance.register_registry_load(registry_app)
+    cli_queues.register(app)
+    cli_data.register(app, registry_app)
+
+
+_register_extensions()
 
 
 def main() -> None:

@@ -32,11 +32,12 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from recall_engine.errors import NotFound, PlanError
+from recall_engine.errors import LimitExceeded, NotFound, PlanError
 from recall_engine.fold import fold
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
-from recall_engine.records import Belief, Replace, make_event
+from recall_engine.records import Belief, Event, Replace, make_event
+from recall_engine.storage.base import MAX_PAIR_EVENTS
 from recall_engine.text import NOTE, normalize_subject
 from recall_engine.timeline import Timeline
 from recall_engine.values import Value
@@ -185,8 +186,42 @@ def _candidates(memory: Memory, tl: Timeline, subject: str | None) -> dict[str, 
     return out
 
 
+def _subject_input(memory: Memory, tl: Timeline, subject: str, predicates: Sequence[str]) -> list[Event]:
+    """What ``Memory.pair_input`` reads for each of these pairs, in two queries for all of them.
+
+    The fold ignores what does not bear on its pair, so one superset serves every
+    pair; each pair is still read complete or refused (its own limit)."""
+    store = memory.store
+    own: dict[str, str] = {}
+    for p in predicates:
+        for n in tl.stored_names(p):
+            own[n] = p
+    names = set(own)
+    for p in predicates:
+        for q in tl.excluders(p):
+            names.update(tl.stored_names(q))
+    events = store.pair_events(subject, sorted(names), limit=MAX_PAIR_EVENTS * max(1, len(names)))
+    per: dict[str, int] = {}
+    for e in events:
+        p = own.get(e.predicate)
+        if p is not None:
+            per[p] = per.get(p, 0) + 1
+            if per[p] > MAX_PAIR_EVENTS:
+                raise LimitExceeded(
+                    f"the pair {subject}/{p} has more than {MAX_PAIR_EVENTS} events (the limit); refused"
+                )
+    events = [e for e in events if e.predicate in own or not e.retraction]
+    events.extend(store.replacing_events(subject, sorted(own)))
+    proms = [pr.event_id for p in predicates for pr in tl.promotions_into(p, subject)]
+    if proms:
+        events.extend(store.events_by_id(proms))
+    return events
+
+
 def _fold_subject(memory: Memory, tl: Timeline, subject: str, predicates: Iterable[str], at: int) -> dict[str, list[Belief]]:
-    return {p: fold(memory.pair_input(subject, p, tl), subject, p, tl, at) for p in sorted(predicates)}
+    preds = sorted(predicates)
+    events = _subject_input(memory, tl, subject, preds)
+    return {p: fold(events, subject, p, tl, at) for p in preds}
 
 
 def find_conflicts(memory: Memory, subject: str | None = None, *, at: int | None = None,

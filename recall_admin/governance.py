@@ -412,8 +412,9 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
                 risks.append({"flag": "retroactive", "detail": (
                     f"{r.name} is redefined for its whole history: {impact.history_changed} pair(s) would have "
                     f"answered differently in the past, and every as-of read of them changes")})
-            if new.value_type == "enum" and set(map(str.lower, new.allowed)) < set(map(str.lower, old.allowed)):
-                dropped = sorted(set(old.allowed) - set(new.allowed))
+            kept = {a.lower() for a in new.allowed}
+            dropped = sorted(a for a in old.allowed if a.lower() not in kept)
+            if new.value_type == "enum" and dropped:
                 risks.append({"flag": "enum_narrowed", "detail": (
                     f"{r.name} no longer allows {', '.join(dropped)}: values already stored stay readable, "
                     f"but new statements of them will be refused")})

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from recall_engine.embed import embed, embed_batch
+from recall_engine.embed import embed
 from recall_engine.errors import InvalidInput, NotFound, PlanError
 from recall_engine.fold import fold
 from recall_engine.instants import format_rfc3339
@@ -41,6 +41,7 @@ from .plans import Plan
 MAX_CLUSTER_NOTES = 5000  # most recent notes clustered; older ones are listed but not clustered
 CLUSTER_SIMILARITY = 0.5
 PREDICATE_MIN_SCORE = 0.25
+FRAME_SHARE = 0.75  # a word is frame when it is in at least this share of the notes the commonest word is in
 
 _WORD = re.compile(r"[^\W_]+")
 STOP = frozenset(
@@ -148,22 +149,68 @@ def _frame(tokens: list[str], df: dict[str, int]) -> list[str]:
     return [t for t in tokens if df.get(t, 0) >= 2 and t not in STOP]
 
 
-def _extract(note: Belief, frame: set[str]) -> NoteValue:
-    """The words of a note outside the cluster's frame, in the note's own spelling."""
+Phrasing = tuple[tuple[str, ...], tuple[str, ...]]  # the words before and after a value
+
+TEMPLATE_NOTES = 200  # notes of a cluster compared pairwise to learn its phrasings
+
+
+def _phrasings(token_lists: Sequence[list[str]]) -> set[Phrasing]:
+    """Phrasings two notes share around one differing run of words (their values).
+
+    "I use fish as my shell" and "I use VS Code as my shell" give (i use | as my shell)."""
+    out: set[Phrasing] = set()
+    seen: set[tuple[str, ...]] = set()
+    lists = []
+    for ts in token_lists[:TEMPLATE_NOTES]:
+        if tuple(ts) not in seen:
+            seen.add(tuple(ts))
+            lists.append(ts)
+    for x in range(len(lists)):
+        a = lists[x]
+        for y in range(x + 1, len(lists)):
+            b = lists[y]
+            n = min(len(a), len(b))
+            p = 0
+            while p < n and a[p] == b[p]:
+                p += 1
+            s = 0
+            while s < n - p and a[-1 - s] == b[-1 - s]:
+                s += 1
+            if p + s >= len(a) or p + s >= len(b):
+                continue  # one note is the other plus words: no single value between
+            around = a[:p] + a[len(a) - s:]
+            if any(w not in STOP for w in around):
+                out.add((tuple(a[:p]), tuple(a[len(a) - s:])))
+    return out
+
+
+def _extract(note: Belief, frame: set[str], phrasings: Iterable[Phrasing] = ()) -> NoteValue:
+    """A note's value: between the words of a phrasing the cluster shares, else the words
+    of the note outside the cluster's frame, in the note's own spelling."""
     text = str(note.value)
     words = _words(text)
     if not words:
         return NoteValue(note, None, "the note has no words")
-    outside = [i for i, (w, _, _) in enumerate(words) if w not in frame]
+    toks = [w for w, _, _ in words]
+    best: Phrasing | None = None
+    for pre, post in phrasings:
+        k, m = len(pre), len(post)
+        if k + m < len(toks) and tuple(toks[:k]) == pre and tuple(toks[len(toks) - m:]) == post:
+            if best is None or k + m > len(best[0]) + len(best[1]):
+                best = (pre, post)
+    if best is not None:
+        lo, hi = len(best[0]), len(toks) - len(best[1]) - 1
+        return NoteValue(note, text[words[lo][1]:words[hi][2]].strip())
+    outside = [i for i, w in enumerate(toks) if w not in frame]
     # trim stop words at both ends of what is left
-    while outside and words[outside[0]][0] in STOP:
+    while outside and toks[outside[0]] in STOP:
         outside.pop(0)
-    while outside and words[outside[-1]][0] in STOP:
+    while outside and toks[outside[-1]] in STOP:
         outside.pop()
     if not outside:
         return NoteValue(note, None, "every word of the note is shared with the others: no value left")
     lo, hi = outside[0], outside[-1]
-    inside = [words[i][0] for i in range(lo, hi + 1) if words[i][0] in frame and words[i][0] not in STOP]
+    inside = [toks[i] for i in range(lo, hi + 1) if toks[i] in frame and toks[i] not in STOP]
     if inside:
         return NoteValue(note, None, f"the words left are split by {inside[0]!r}: give this note's value by hand")
     return NoteValue(note, text[words[lo][1]:words[hi][2]].strip())
@@ -211,6 +258,19 @@ def _predicate_candidates(about: Sequence[str], defs: dict[str, Definition]) -> 
     return out[:3]
 
 
+def _weighted_vectors(frames: list[list[str]], df: dict[str, int], n: int) -> np.ndarray:
+    """Each note's frame words weighted by rarity (smoothed idf), L2-normalized: words that
+    half the notes use ("use", "like") link notes far less than the words of one kind of fact."""
+    vocab = {w: i for i, w in enumerate(sorted({w for f in frames for w in f}))}
+    m = np.zeros((len(frames), len(vocab)), dtype=np.float32)
+    for r, f in enumerate(frames):
+        for w in set(f):
+            m[r, vocab[w]] = np.log((1 + n) / (1 + df[w])) + 1.0
+    norms = np.linalg.norm(m, axis=1)
+    norms[norms == 0] = 1.0
+    return m / norms[:, None]
+
+
 def note_clusters(memory: Memory, subject: str | None = None, *, similarity: float = CLUSTER_SIMILARITY,
                   min_size: int = 2) -> list[NoteCluster]:
     """Clusters of notes that look like one kind of fact, largest first."""
@@ -226,7 +286,7 @@ def note_clusters(memory: Memory, subject: str | None = None, *, similarity: flo
     idx = [i for i, f in enumerate(frames) if f]
     if len(idx) < min_size:
         return []
-    vecs = embed_batch([" ".join(frames[i]) for i in idx])
+    vecs = _weighted_vectors([frames[i] for i in idx], df, len(notes))
     parent = list(range(len(idx)))
 
     def find(x: int) -> int:
@@ -252,22 +312,18 @@ def note_clusters(memory: Memory, subject: str | None = None, *, similarity: flo
     for members in groups.values():
         if len(members) < min_size:
             continue
+        # frame: the words (stop words too) nearly every note of the cluster uses; a value
+        # repeated by a few notes ("fish" twice among five) stays outside it
         counts: dict[str, int] = {}
         for i in members:
-            for t in set(frames[i]):
-                counts[t] = counts.get(t, 0) + 1
-        half = len(members) / 2
-        frame = {t for t, c in counts.items() if c >= half}
-        # every word most of the cluster's notes share is frame, stop words included
-        all_counts: dict[str, int] = {}
-        for i in members:
             for t in set(toks[i]):
-                all_counts[t] = all_counts.get(t, 0) + 1
-        frame |= {t for t, c in all_counts.items() if c > half and t in STOP}
-        frame |= {t for t in frame}
-        about = sorted((t for t in frame if t not in STOP), key=lambda t: (-counts.get(t, 0), t))
+                counts[t] = counts.get(t, 0) + 1
+        top = max(counts.values())
+        frame = {t for t, c in counts.items() if c >= max(2.0, FRAME_SHARE * top)}
+        about = sorted((t for t in frame if t not in STOP), key=lambda t: (-counts[t], t))
         members.sort(key=lambda i: (-notes[i].observed_at, notes[i].event_id))
-        values = [_extract(notes[i], frame) for i in members]
+        phrasings = _phrasings([toks[i] for i in members])
+        values = [_extract(notes[i], frame, phrasings) for i in members]
         cands = _predicate_candidates(about, defs)
         c = NoteCluster(
             id="n-" + hashlib.sha256("\x00".join(sorted(notes[i].event_id for i in members)).encode()).hexdigest()[:12],

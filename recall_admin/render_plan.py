@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from recall_engine.values import value_text
+from recall_engine.values import value_key, value_text
 
 # Risk flags (governance._risks) and how loudly to show them.
 RISK_STYLES = {
@@ -132,7 +132,7 @@ def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
 
 
 def _keys(values: Sequence[Any]) -> frozenset[str]:
-    return frozenset(value_text(v).lower() if isinstance(v, str) else repr(v) for v in values)
+    return frozenset(value_key(v) for v in values)
 
 
 def risks_text(risks: Iterable[Mapping[str, Any]]) -> Text:

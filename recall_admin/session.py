@@ -99,6 +99,8 @@ class Session:
         self.close()
 
 
+
 def env_default(name: str, default: str | None = None) -> str | None:
+    """An environment variable's value, or ``default`` when it is unset or blank."""
     value = os.environ.get(name, "")
     return value if value.strip() else default

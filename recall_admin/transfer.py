@@ -180,8 +180,12 @@ def export_file(store: Store, path: str, subject: str | None = None) -> int:
     except OSError as e:
         raise StorageError(f"cannot export to {path}: {e.strerror or e}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            n = write_events(events_for_export(store, subject), f)
+        events = events_for_export(store, subject)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                n = write_events(events, f)
+        finally:
+            events.close()
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -32,7 +32,7 @@ from recall_engine.registry import Definition
 from recall_engine.text import NOTE
 from recall_engine.timeline import DEFINING, LoggedRecord, Timeline
 from recall_engine.embed import tokens
-from recall_engine.vocabulary import DEFAULT_THRESHOLD, _stem, similarity
+from recall_engine.vocabulary import _stem, similarity
 
 from . import review
 from .governance import Stager

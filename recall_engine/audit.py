@@ -26,8 +26,6 @@ from dataclasses import dataclass, field as dc_field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
 from .audit_digest import (
-    PREFIX_AUDIT_V1,
-    PREFIX_AUDIT_V2,
     bundle_checksum_v1,
     bundle_checksum_v2,
     digest_order,
@@ -45,7 +43,6 @@ from .records import (
     EVENT_VERSION,
     FOLD_VERSION,
     REGISTRY_PREDICATE,
-    REGISTRY_SUBJECT,
     RESERVED_PAIRS,
     SOURCES,
     Belief,
@@ -893,6 +890,8 @@ def _unique_events(events: Iterable[Event], what: str) -> list[Event]:
         if prev is not None and prev != e:
             raise AuditError(f"duplicate {what} {q(e.id)} with different content")
         by_id[e.id] = e
+        if len(by_id) > MAX_EVENTS:
+            break  # the caller reports the limit; nothing past it is read
     return digest_order(by_id.values())
 
 
@@ -934,14 +933,17 @@ def build_bundle(
         if not timeline.knows(scope_predicate.strip()):
             raise AuditError("predicate scope is not in the registry")
         predicate = timeline.canonical(scope_predicate.strip())
+
+    def in_scope(e: Event) -> bool:
+        return (
+            (e.subject, e.predicate) not in RESERVED_PAIRS
+            and (not subject or e.subject == subject)
+            and (not predicate or bears_on(e, predicate, timeline))
+        )
+
+    # filter while streaming, so a whole collection can be passed without holding it
     kept: list[Event] = []
-    for e in _unique_events(events, "event"):
-        if (e.subject, e.predicate) in RESERVED_PAIRS:
-            continue
-        if subject and e.subject != subject:
-            continue
-        if predicate and not bears_on(e, predicate, timeline):
-            continue
+    for e in _unique_events((e for e in events if in_scope(e)), "event"):
         kept.append(e)
         if len(kept) > MAX_EVENTS:
             scope = " / ".join(x for x in (subject, predicate) if x) or "the whole collection"

@@ -67,23 +67,28 @@ def _split(ns: int) -> tuple[datetime, int]:
     return datetime.fromtimestamp(secs, tz=timezone.utc), frac
 
 
+def _seconds_text(dt: datetime) -> str:
+    # not strftime: it drops the zero padding of years before 1000
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+
+
 def format_fixed(ns: int) -> str:
     """The storage form: UTC with exactly nine fractional digits (sorts lexically)."""
     dt, frac = _split(ns)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
+    return _seconds_text(dt) + f".{frac:09d}Z"
 
 
 def format_rfc3339(ns: int) -> str:
     """RFC3339 UTC with trailing fractional zeros trimmed, as Go's JSON encoder writes it."""
     dt, frac = _split(ns)
-    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    base = _seconds_text(dt)
     if frac:
         base += "." + f"{frac:09d}".rstrip("0")
     return base + "Z"
 
 
 def format_day(ns: int) -> str:
-    return _split(ns)[0].strftime("%Y-%m-%d")
+    return _seconds_text(_split(ns)[0])[:10]
 
 
 def day_start(ns: int) -> int:

@@ -56,7 +56,8 @@ def base_dir() -> Path:
     if env:
         return Path(env).resolve()
     candidate = REPO / ".pgtest"
-    if not _under_private_root(candidate) and os.access(REPO, os.W_OK):
+    as_root = os.geteuid() == 0
+    if not (as_root and _under_private_root(candidate)) and os.access(REPO, os.W_OK):
         return candidate
     import hashlib
 
@@ -109,21 +110,24 @@ def _mirror_binaries(base: Path) -> None:
     dst = base / "pgserver"
     marker = dst / ".mirrored-from"
     stamp = f"{package} {src_bin.joinpath('postgres').stat().st_mtime_ns}"
-    if not (marker.exists() and marker.read_text() == stamp):
-        tmp = base / f".pgserver.{os.getpid()}"
-        shutil.rmtree(tmp, ignore_errors=True)
+    import fasteners
 
-        def link(s: str, d: str) -> None:
-            try:
-                os.link(s, d)
-            except OSError:
-                shutil.copy2(s, d)
+    with fasteners.InterProcessLock(str(base / ".mirror.lock")):  # one process builds it
+        if not (marker.exists() and marker.read_text() == stamp):
+            tmp = base / f".pgserver.{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
 
-        for source, relative in parts:
-            shutil.copytree(source, tmp / relative, symlinks=True, copy_function=link)
-        (tmp / ".mirrored-from").write_text(stamp)
-        shutil.rmtree(dst, ignore_errors=True)
-        os.replace(tmp, dst)
+            def link(s: str, d: str) -> None:
+                try:
+                    os.link(s, d)
+                except OSError:
+                    shutil.copy2(s, d)
+
+            for source, relative in parts:
+                shutil.copytree(source, tmp / relative, symlinks=True, copy_function=link)
+            (tmp / ".mirrored-from").write_text(stamp)
+            shutil.rmtree(dst, ignore_errors=True)
+            os.replace(tmp, dst)
     # the dict is shared with postgres_server; other versions are dropped so that
     # pgserver's permission fix-ups only ever touch the mirror
     utils.POSTGRES_VERSIONS.clear()

@@ -28,18 +28,23 @@ APP = "app"
 
 ACTIONS: tuple[Action, ...] = (
     # --- anywhere ---
-    Action(APP, "show_view('pairs')", "Go to subjects and pairs", "The selected subject's pairs and their answers", "1"),
-    Action(APP, "show_view('history')", "Go to pair history", "Every step of the selected pair, with a timeline", "2"),
-    Action(APP, "show_view('explain')", "Go to explain", "Why the selected pair answers what it answers", "3"),
-    Action(APP, "show_view('diff')", "Go to diff", "Answers that differ between two instants", "4"),
-    Action(APP, "show_view('registry')", "Go to registry", "Predicates, their definitions, the registry log and lint", "5"),
-    Action(APP, "show_view('queues')", "Go to review queues", "Conflicts, the vocabulary inbox and notes", "6"),
-    Action(APP, "show_view('plan')", "Go to plan tray", "The staged plan, its preview, apply or discard", "7"),
+    Action(APP, "show_view('pairs')", "Go to subjects and pairs", "The selected subject's pairs and their answers", "1",
+           "1-7"),
+    Action(APP, "show_view('history')", "Go to pair history", "Every step of the selected pair, with a timeline", "2", show=False),
+    Action(APP, "show_view('explain')", "Go to explain", "Why the selected pair answers what it answers", "3", show=False),
+    Action(APP, "show_view('diff')", "Go to diff", "Answers that differ between two instants", "4", show=False),
+    Action(APP, "show_view('registry')", "Go to registry", "Predicates, their definitions, the registry log and lint", "5", show=False),
+    Action(APP, "show_view('queues')", "Go to review queues", "Conflicts, the vocabulary inbox and notes", "6", show=False),
+    Action(APP, "show_view('plan')", "Go to plan tray", "The staged plan, its preview, apply or discard", "7", show=False),
+    Action(APP, "show_view('conflicts')", "Go to conflicts", "Values held under two or more predicates now"),
+    Action(APP, "show_view('vocab')", "Go to the vocabulary inbox", "Names agents invented; near-duplicate clusters"),
+    Action(APP, "show_view('notes')", "Go to notes", "Notes held now and clusters worth promoting"),
     Action(APP, "focus_subjects", "Filter subjects", "Type a subject name prefix to narrow the list", "f", show=False),
     Action(APP, "focus_search", "Search memory", "Search statements with the engine's search (keywords and meaning)", "slash", "/"),
     Action(APP, "focus_as_of", "Set the as-of instant", "Re-fold every answer as of an instant (blank: now)", "a", show=False),
     Action(APP, "clear_as_of", "Back to now", "Clear the as-of instant: answers as of now", "n", show=False),
     Action(APP, "refresh", "Refresh", "Re-read the store (another process may have written)", "ctrl+r", "^r", show=False),
+    Action(APP, "back", "Back", "Leave an input, or close the search results", "escape", "esc", show=False),
     Action(APP, "help", "Help: keys", "Every key and action, by view", "question_mark", "?"),
     Action(APP, "quit", "Quit", "Leave the console", "q", show=False),
     # --- pairs ---
@@ -53,12 +58,19 @@ ACTIONS: tuple[Action, ...] = (
     Action("explain", "prev_pair", "Previous pair (explain)", "Explain the pair above", "left_square_bracket", "["),
     Action("explain", "next_pair", "Next pair (explain)", "Explain the pair below", "right_square_bracket", "]"),
     # --- diff ---
-    Action("diff", "compare", "Compare two instants", "Every answer that differs between From and To", "ctrl+d", "^d"),
+    Action("diff", "edit", "Type the instants", "Focus From (then To and the subject; Enter compares)", "i"),
+    Action("diff", "compare", "Compare two instants", "Every answer that differs between From and To", "c"),
     # --- registry ---
     Action("registry", "redefine", "Stage a redefine", "Change the highlighted predicate's rules (a plan)", "e"),
     Action("registry", "merge", "Stage a merge", "Merge the highlighted predicate into another (a plan)", "m"),
     Action("registry", "split", "Stage a split", "Split a merged name back out (a plan)", "s"),
     Action("registry", "define", "Stage a define", "Declare a new predicate (a plan)", "d"),
+    Action("registry", "next_tab", "Next registry tab", "Predicates, registry log, lint", "greater_than_sign", ">"),
+    Action("registry", "prev_tab", "Previous registry tab", "Predicates, registry log, lint", "less_than_sign", "<",
+           show=False),
+    # --- queues ---
+    Action("queues", "next_tab", "Next queue", "Conflicts, vocabulary, notes", "greater_than_sign", ">"),
+    Action("queues", "prev_tab", "Previous queue", "Conflicts, vocabulary, notes", "less_than_sign", "<", show=False),
     # --- conflicts ---
     Action("conflicts", "keep", "Confirm a conflict: keep one", "Keep one predicate's value, withdraw the others (a plan)", "k"),
     Action("conflicts", "exclude", "Exclude: settle the group", "Add the exclusion between the predicates (a plan)", "x"),
@@ -94,7 +106,7 @@ def bindings(scope: str) -> list[Binding]:
 def _short(a: Action) -> str:
     """The footer's label: a few words."""
     short = {
-        "show_view('pairs')": "Pairs", "show_view('history')": "History", "show_view('explain')": "Explain",
+        "show_view('pairs')": "Views", "show_view('history')": "History", "show_view('explain')": "Explain",
         "show_view('diff')": "Diff", "show_view('registry')": "Registry", "show_view('queues')": "Queues",
         "show_view('plan')": "Plan", "focus_search": "Search", "help": "Help", "open_history": "History",
         "explain": "Explain", "prev_pair": "Prev", "next_pair": "Next", "compare": "Compare",
@@ -102,6 +114,6 @@ def _short(a: Action) -> str:
         "exclude": "Exclude", "dismiss": "Dismiss", "never": "Never merge", "promote": "Promote",
         "apply": "Apply", "discard": "Discard", "replan": "Re-plan", "compare_as_of": "As-of compare",
         "refresh": "Refresh", "quit": "Quit", "focus_subjects": "Filter", "focus_as_of": "As of",
-        "clear_as_of": "Now",
+        "clear_as_of": "Now", "back": "Back", "edit": "Instants", "next_tab": "Next tab", "prev_tab": "Prev tab",
     }
     return short.get(a.action, a.title)

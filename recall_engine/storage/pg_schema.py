@@ -42,6 +42,33 @@ LOCK_CLASS = 0x52434C4C
 SCHEMA_LOCK = 0  # second key while migrating; collection ids start at 1
 
 
+# Secondary indexes of the current version (the unique id index is not one of them:
+# duplicate detection needs it). A bulk import into a database that holds no event
+# yet drops them and builds them once at the end (a sort is much faster than upkeep
+# row by row); opening a store with write access rebuilds any a crash left missing.
+SECONDARY_INDEXES = {
+    # position order within a collection: all_events, touched_since, position()
+    "events_position": "CREATE INDEX IF NOT EXISTS events_position ON recall.events (collection_id, position)",
+    # pair_events, subject_events, pairs(), subjects(), registry_events
+    "events_pair": (
+        "CREATE INDEX IF NOT EXISTS events_pair ON recall.events (collection_id, subject, predicate, position)"
+    ),
+    # predicate_events in (subject, position) order, predicate_counts
+    "events_predicate": (
+        "CREATE INDEX IF NOT EXISTS events_predicate ON recall.events (collection_id, predicate, subject, position)"
+    ),
+    # value_events; covering for value_predicates and shared_values
+    "events_value": (
+        "CREATE INDEX IF NOT EXISTS events_value ON recall.events "
+        "(collection_id, subject, value_key, predicate, retraction)"
+    ),
+    # a time span searched first ("two weeks ago")
+    "events_observed": "CREATE INDEX IF NOT EXISTS events_observed ON recall.events (collection_id, observed_at)",
+    # keyword search
+    "events_tsv": "CREATE INDEX IF NOT EXISTS events_tsv ON recall.events USING gin (tsv)",
+}
+
+
 def migrations(vector_schema: str) -> list[list[str]]:
     """The DDL, with the pgvector type qualified by ``vector_schema`` (an already
     quoted identifier)."""
@@ -74,17 +101,7 @@ def migrations(vector_schema: str) -> list[list[str]]:
         )""",
         # duplicate detection and events_by_id
         "CREATE UNIQUE INDEX events_id ON recall.events (collection_id, id)",
-        # position order within a collection: all_events, touched_since, position()
-        "CREATE INDEX events_position ON recall.events (collection_id, position)",
-        # pair_events, subject_events, pairs(), subjects(), registry_events
-        "CREATE INDEX events_pair ON recall.events (collection_id, subject, predicate, position)",
-        # predicate_events in (subject, position) order, predicate_counts
-        "CREATE INDEX events_predicate ON recall.events (collection_id, predicate, subject, position)",
-        # value_events, shared_values
-        "CREATE INDEX events_value ON recall.events (collection_id, subject, value_key, predicate)",
-        # a time span searched first ("two weeks ago")
-        "CREATE INDEX events_observed ON recall.events (collection_id, observed_at)",
-        "CREATE INDEX events_tsv ON recall.events USING gin (tsv)",
+        *SECONDARY_INDEXES.values(),
         """CREATE TABLE recall.replaces (
             collection_id integer NOT NULL,
             subject text COLLATE "C" NOT NULL,

@@ -8,19 +8,23 @@ on a connection of their own, so memory stays bounded.
 
 from __future__ import annotations
 
+import itertools
 import json
 import struct
+import threading
 import unicodedata
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
+import psycopg
+from psycopg import errors as pgerrors
 
 from ..embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
-from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore
+from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ..values import value_key
 from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
-from .pg_schema import LOCK_CLASS
+from .pg_schema import LOCK_CLASS, SCHEMA_LOCK, SECONDARY_INDEXES
 
 if TYPE_CHECKING:
     from .postgres import PostgresBackend
@@ -33,7 +37,7 @@ RENDER_SLICE = 500  # events rendered at a time during a bulk COPY
 # Reserved subjects ("recall:registry", "recall:review", ...) all start with
 # "recall:"; in byte order they are exactly [recall:, recall;).
 NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
-_COLS = "id, observed_at, body"
+_COLS = "position, id, observed_at, body::text"
 
 _COPY_EVENTS = (
     "COPY recall.events (collection_id, id, subject, predicate, value_key, retraction, observed_at, body, "
@@ -55,6 +59,9 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+_to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
 def _text(value: str) -> bytes:
     data = value.encode("utf-8")
     return _INT4.pack(len(data)) + data
@@ -70,7 +77,10 @@ def _fold(token: str) -> str:
 def search_terms(text: str) -> list[str]:
     """The words keyword search sees: the engine's tokens, lower-cased, diacritics removed
     (as SQLite's unicode61 tokenizer with remove_diacritics)."""
-    return [t for t in (_fold(t) for t in tokens(text)) if t]
+    words = tokens(text)
+    if text.isascii():
+        return words
+    return [t for t in (_fold(t) for t in words) if t]
 
 
 def tsquery_any(text: str) -> str:
@@ -78,6 +88,10 @@ def tsquery_any(text: str) -> str:
     quoted lexeme (quotes and backslashes escaped), joined with ``|``."""
     words = _unique(search_terms(text))
     return " | ".join("'" + w.replace("\\", "\\\\").replace("'", "''") + "'" for w in words)
+
+
+class _Refused(Exception):
+    """A row the database cannot hold, found while copying: the append is rolled back."""
 
 
 def _refused(what: str, limit: int) -> IncompleteHistory:
@@ -95,6 +109,9 @@ class PostgresStore(Store):
         self.backend = backend
         self.collection = collection
         self.cid = collection_id
+        self._memo: dict[int, tuple[str, int, str, Event]] = {}
+        self._memo_max = backend.decode_cache
+        self._memo_lock = threading.Lock()
 
     @property
     def read_only(self) -> bool:  # type: ignore[override]
@@ -105,19 +122,44 @@ class PostgresStore(Store):
 
     # --- decoding ------------------------------------------------------------
 
-    def _decode(self, rows: Iterable[tuple]) -> list[Event]:
+    def _decode(self, rows: Iterable[tuple], memo: bool = True) -> list[Event]:
+        """Decode (position, id, observed_at, body text) rows strictly; one bad row fails the read.
+
+        Decoding is a pure function of the row, and rows never change, so recent results
+        are remembered by position; a hit must match the row's id, instant and body text
+        exactly, so a row altered behind the engine's back is decoded again (and refused)."""
+        cache = self._memo if memo and self._memo_max else None
+        get = cache.get if cache is not None else (lambda _p: None)
+        loads = json.loads
         out: list[Event] = []
         append = out.append
         eid = None
         try:
-            for eid, at, body in rows:
-                ev = decode_event(body, observed_at=at)
+            for pos, eid, at, body in rows:
+                hit = get(pos)
+                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at:
+                    append(hit[3])
+                    continue
+                ev = decode_event(loads(body), observed_at=at)
                 if ev.id != eid:
                     raise InvalidEvent(f"its body holds the id {ev.id!r}")
+                if cache is not None:
+                    cache[pos] = (eid, at, body, ev)
                 append(ev)
         except (InvalidEvent, ValueError, TypeError) as e:
             raise self._corrupt(eid, e) from None
+        if cache is not None and len(cache) > self._memo_max:
+            self._trim()
         return out
+
+    def _trim(self) -> None:
+        # oldest entries first (dicts keep insertion order), a quarter at a time
+        with self._memo_lock:
+            cache = self._memo
+            excess = len(cache) - self._memo_max * 3 // 4
+            if excess > 0:
+                for key in list(itertools.islice(cache, excess)):
+                    cache.pop(key, None)
 
     def _corrupt(self, eid: object, e: Exception) -> InvalidEvent:
         if isinstance(e, InvalidEvent):
@@ -150,7 +192,7 @@ class PostgresStore(Store):
                         if not rows:
                             return
                         if decode:
-                            yield from self._decode(rows)
+                            yield from self._decode(rows, memo=False)
                         else:
                             yield from rows
 
@@ -169,11 +211,11 @@ class PostgresStore(Store):
             if not isinstance(ev, Event):
                 raise InvalidInput(f"append takes events, got {type(ev).__name__}")
             at = ev.observed_at
-            if not isinstance(at, int) or isinstance(at, bool) or not (_INT64[0] <= at <= _INT64[1]):
+            if not isinstance(at, int) or isinstance(at, bool):
                 raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
             obj = ev.to_json()
             decode_event(obj, observed_at=at)
-            body = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+            body = _to_json(obj)
             out.append((ev, body, value_key(ev.value), " ".join(search_terms(search_text(ev)))))
         return out
 
@@ -184,6 +226,12 @@ class PostgresStore(Store):
         head = struct.pack(">hii", 10, 4, self.cid)
         int8 = _INT8_FIELD.pack
         for i, (ev, body, key, terms) in enumerate(prepared):
+            if not _INT64[0] <= ev.observed_at <= _INT64[1]:
+                # the database's bigint refuses it, mid-transaction, like any refused row
+                raise _Refused(
+                    f"event {ev.id!r} has an instant ({ev.observed_at} ns) that does not fit a 64-bit "
+                    "integer (instants run from 1677 to 2262)"
+                )
             yield b"".join(
                 (
                     head,
@@ -242,39 +290,53 @@ class PostgresStore(Store):
         ``prepared`` (the rendering of ``events``) is given by ``append``, which
         validates before taking the lock; a bulk import renders while copying.
         """
-        where = f"the append to collection {self.collection!r}"
         for ev in events:
             if not isinstance(ev, Event):
                 raise InvalidInput(f"append takes events, got {type(ev).__name__}")
-        with self.backend.connection(where) as conn:
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
-                stored = {
-                    r[0]
-                    for r in conn.execute(
-                        "SELECT id FROM recall.events WHERE collection_id = %s AND id = ANY(%s)",
-                        (self.cid, _unique(ev.id for ev in events)),
-                    )
-                }
-                keep = []
-                for i, ev in enumerate(events):
-                    if ev.id not in stored:
-                        stored.add(ev.id)
-                        keep.append(i)
-                if not keep:
-                    return 0
-                if len(keep) < len(events):
-                    events = [events[i] for i in keep]
-                    if prepared is not None:
-                        prepared = [prepared[i] for i in keep]
-                with conn.cursor() as cur:
-                    self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared))
-                    links = self._copy_links(events)
-                    if links:
-                        self._copy(cur, _COPY_REPLACES, links)
-                conn.execute(
-                    "UPDATE recall.collections SET events = events + %s WHERE id = %s", (len(events), self.cid)
+        try:
+            with self.backend.connection(f"the append to collection {self.collection!r}") as conn:
+                try:
+                    return self._insert_in(conn, events, prepared)
+                except (psycopg.OperationalError, pgerrors.ReadOnlySqlTransaction, pgerrors.InsufficientPrivilege):
+                    raise  # the backend words these (a lost connection may have committed)
+                except psycopg.Error as e:
+                    raise StorageError(self._append_refused(self.backend.describe(e))) from None
+        except _Refused as e:
+            raise StorageError(self._append_refused(str(e))) from None
+
+    def _append_refused(self, why: str) -> str:
+        return (
+            f"the append to collection {self.collection!r} of the store at {self.backend.url_for_display} "
+            f"was refused: {why}; nothing of it was written"
+        )
+
+    def _insert_in(self, conn, events: list[Event], prepared: list[tuple] | None) -> int:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
+            stored = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM recall.events WHERE collection_id = %s AND id = ANY(%s)",
+                    (self.cid, _unique(ev.id for ev in events)),
                 )
+            }
+            keep = []
+            for i, ev in enumerate(events):
+                if ev.id not in stored:
+                    stored.add(ev.id)
+                    keep.append(i)
+            if not keep:
+                return 0
+            if len(keep) < len(events):
+                events = [events[i] for i in keep]
+                if prepared is not None:
+                    prepared = [prepared[i] for i in keep]
+            with conn.cursor() as cur:
+                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared))
+                links = self._copy_links(events)
+                if links:
+                    self._copy(cur, _COPY_REPLACES, links)
+            conn.execute("UPDATE recall.collections SET events = events + %s WHERE id = %s", (len(events), self.cid))
         return len(events)
 
     def append(self, events: Sequence[Event]) -> int:
@@ -291,10 +353,16 @@ class PostgresStore(Store):
         batch_size: int = 5000,
         progress: Callable[[int, int], None] | None = None,
     ) -> int:
-        """Bulk import through COPY: one transaction per batch of ``batch_size`` events
-        (atomic per batch, not as a whole; ids already stored are skipped, so an import
-        that stopped can simply be run again). Returns how many events were new; calls
-        ``progress(read, written)`` after each batch."""
+        """Bulk import through COPY: one transaction per batch of ``batch_size`` events, so
+        an import is atomic per batch, not as a whole (a plain ``append`` is atomic as a
+        whole). Ids already stored are skipped, so an interrupted import can simply be
+        run again. Returns how many events were new; calls ``progress(read, written)``
+        after each batch.
+
+        Into a database that holds no event yet (and as the owner of the tables), the
+        secondary indexes are dropped first and built once at the end; the unique id
+        index stays, so duplicates are still skipped. If the process dies before the
+        end, the next open of the store with write access builds the missing indexes."""
         self._refuse_write()
         if batch_size < 1:
             raise InvalidInput(f"batch_size must be at least 1, got {batch_size}")
@@ -307,15 +375,35 @@ class PostgresStore(Store):
             if progress is not None:
                 progress(read, written)
 
-        for ev in events:
-            batch.append(ev)
-            read += 1
-            if len(batch) >= batch_size:
+        deferred = self._drop_indexes_if_empty()
+        try:
+            for ev in events:
+                batch.append(ev)
+                read += 1
+                if len(batch) >= batch_size:
+                    flush()
+                    batch = []
+            if batch:
                 flush()
-                batch = []
-        if batch:
-            flush()
+        finally:
+            if deferred:
+                self.backend.build_missing_indexes()
         return written
+
+    def _drop_indexes_if_empty(self) -> bool:
+        with self.backend.connection("preparing a bulk import") as conn:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
+                empty, owner = conn.execute(
+                    "SELECT NOT EXISTS (SELECT 1 FROM recall.events), "
+                    "pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
+                    "WHERE c.oid = 'recall.events'::regclass"
+                ).fetchone()
+                if not (empty and owner):
+                    return False
+                for name in SECONDARY_INDEXES:
+                    conn.execute(f"DROP INDEX IF EXISTS recall.{name}")
+        return True
 
     # --- watermarks ----------------------------------------------------------
 
@@ -407,6 +495,18 @@ class PostgresStore(Store):
             limit,
             f"the events of {subject} with the values asked for number",
         )
+
+    def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
+        keys = _unique(value_keys)
+        if not keys:
+            return set()
+        with self.backend.connection("reading value predicates") as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT predicate FROM recall.events WHERE collection_id = %s AND subject = %s "
+                "AND value_key = ANY(%s) AND NOT retraction",
+                (self.cid, subject, keys),
+            ).fetchall()
+        return {r[0] for r in rows}
 
     # --- streams -------------------------------------------------------------
 
@@ -510,15 +610,17 @@ class PostgresStore(Store):
         window, params = self._window(since, until)
         with self.backend.connection("searching keywords") as conn:
             rows = conn.execute(
-                "SELECT id, observed_at, body, ts_rank(tsv, q) AS rank "
+                f"SELECT {_COLS}, ts_rank(tsv, q) AS rank "
                 "FROM recall.events, to_tsquery('pg_catalog.simple', %s) AS q "
                 f"WHERE collection_id = %s AND tsv @@ q{window} ORDER BY rank DESC, position LIMIT %s",
                 (query, self.cid, *params, int(k)),
             ).fetchall()
-        events = self._decode(r[:3] for r in rows)
-        return [Hit(ev, float(r[3])) for ev, r in zip(events, rows)]
+        events = self._decode(r[:4] for r in rows)
+        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows)]
 
-    def vector_search(self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+    def vector_search(
+        self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None
+    ) -> list[Hit]:
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         if q.shape != (DIMENSIONS,):
             raise InvalidInput(f"a search vector has {DIMENSIONS} dimensions, got {q.size}")
@@ -546,6 +648,6 @@ class PostgresStore(Store):
                     f"AS distance FROM recall.events WHERE collection_id = %s{window} ORDER BY distance{tie} LIMIT %s",
                     (literal, self.cid, *params, int(k)),
                 ).fetchall()
-            rows = [(*r[:3], 1.0 - float(r[3])) for r in rows]
-        events = self._decode(r[:3] for r in rows)
-        return [Hit(ev, float(r[3])) for ev, r in zip(events, rows)]
+            rows = [(*r[:4], 1.0 - float(r[4])) for r in rows]
+        events = self._decode(r[:4] for r in rows)
+        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows)]

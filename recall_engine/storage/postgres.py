@@ -24,7 +24,7 @@ from psycopg import sql
 
 from ..errors import NotFound, ReadOnlyStore, StorageError
 from .base import Backend, check_collection
-from .pg_schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, migrations
+from .pg_schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, SECONDARY_INDEXES, migrations
 from .pg_store import PostgresStore
 from .urls import display_url
 
@@ -32,6 +32,9 @@ READ_ONLY_MESSAGE = "the store is open read-only; writes are refused (open it wi
 CONNECT_TIMEOUT_S = 10
 MAX_IDLE = 4
 VECTOR_INDEX = "events_vec_hnsw"
+# Decoded events remembered per collection (by position, checked against the row): a
+# pair read a second time skips JSON decoding. About 0.7 KB each; 0 turns it off.
+DECODE_CACHE = 50_000
 
 
 _USERINFO_PASSWORD = re.compile(r"://[^:/@?#]*:([^@/?#]*)@")
@@ -70,6 +73,11 @@ class _Pool:
 
     def put(self, conn: psycopg.Connection) -> None:
         if conn.closed or conn.broken:
+            # the server went away or restarted: the idle sessions are gone too
+            with self._lock:
+                idle, self._idle = self._idle, []
+            for other in idle:
+                other.close()
             return
         if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
             try:
@@ -102,7 +110,8 @@ class PostgresBackend(Backend):
     opened read-only on its own, and ``read_only_reason`` says why.
     """
 
-    def __init__(self, url: str, read_only: bool = False) -> None:
+    def __init__(self, url: str, read_only: bool = False, *, decode_cache: int = DECODE_CACHE) -> None:
+        self.decode_cache = max(0, int(decode_cache))
         self.url_for_display = display_url(url)
         self._secrets = _secrets(url)
         self._raw_url = url
@@ -113,7 +122,6 @@ class PostgresBackend(Backend):
         self.database = ""
         self.vector_schema = ""
         self.vector_type = ""
-        self.vector_oid = 0
         self.has_vector_index = False
         self._stores: dict[str, PostgresStore] = {}
         self._lock = threading.Lock()
@@ -124,6 +132,8 @@ class PostgresBackend(Backend):
                 self._open_schema(conn)
                 self._check_privileges(conn)
                 self._load_vector_type(conn)
+            if not self.read_only:
+                self.build_missing_indexes()
         except BaseException:
             self.close()
             raise
@@ -140,7 +150,9 @@ class PostgresBackend(Backend):
 
     def scrub(self, message: str) -> str:
         """A driver message with the URL shown safely and any password removed."""
-        text = str(message).replace(self._raw_url, self.url_for_display)
+        text = str(message)
+        if self._raw_url.strip():
+            text = text.replace(self._raw_url, self.url_for_display)
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text
@@ -153,12 +165,10 @@ class PostgresBackend(Backend):
             conn = psycopg.connect(self._conninfo, **kwargs)
         except psycopg.Error as e:
             raise StorageError(
-                f"cannot connect to the store at {self.url_for_display}: {self.scrub(str(e).strip())}"
+                f"cannot connect to the store at {self.url_for_display}: {self.describe(e)}"
             ) from None
         except Exception as e:  # malformed URL text, bad option value...
-            raise StorageError(
-                f"cannot connect to the store at {self.url_for_display}: {self.scrub(str(e).strip())}"
-            ) from None
+            raise StorageError(f"cannot connect to the store at {self.url_for_display}: {self.describe(e)}") from None
         try:
             conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
             if self.read_only:
@@ -167,15 +177,16 @@ class PostgresBackend(Backend):
                 self._tune_hnsw(conn)
         except psycopg.Error as e:
             conn.close()
-            raise StorageError(f"cannot set up a session on {self.url_for_display}: {self.scrub(str(e))}") from None
+            raise StorageError(f"cannot set up a session on {self.url_for_display}: {self.describe(e)}") from None
         return conn
 
     @contextmanager
     def connection(self, what: str) -> Iterator[psycopg.Connection]:
         """Borrow a connection; a database error becomes a StorageError saying ``what`` failed."""
-        if self._pool.closed:
-            raise StorageError(f"the store at {self.url_for_display} is closed")
-        conn = self._pool.get()
+        try:
+            conn = self._pool.get()
+        except psycopg.InterfaceError:
+            raise StorageError(f"the store at {self.url_for_display} is closed") from None
         try:
             yield conn
         except psycopg.Error as e:
@@ -183,8 +194,22 @@ class PostgresBackend(Backend):
         finally:
             self._pool.put(conn)
 
+    def describe(self, e: BaseException) -> str:
+        """A driver or server message on one line (message, detail, hint), password-free."""
+        diag = getattr(e, "diag", None)
+        primary = getattr(diag, "message_primary", None) if diag is not None else None
+        if primary:
+            text = primary
+            if diag.message_detail:
+                text += f" ({diag.message_detail})"
+            if diag.message_hint:
+                text += f"; hint: {diag.message_hint}"
+        else:
+            text = " ".join(str(e).split())
+        return self.scrub(text)
+
     def error(self, e: psycopg.Error, what: str) -> StorageError:
-        msg = self.scrub(str(e).strip())
+        msg = self.describe(e)
         if isinstance(e, pgerrors.ReadOnlySqlTransaction):
             return ReadOnlyStore(self.read_only_reason or READ_ONLY_MESSAGE)
         if isinstance(e, pgerrors.InsufficientPrivilege):
@@ -193,7 +218,13 @@ class PostgresBackend(Backend):
                 "ask an administrator for the grants listed in docs/storage.md, section PostgreSQL"
             )
         if isinstance(e, psycopg.OperationalError):
-            return StorageError(f"{what} failed: the connection to {self.url_for_display} was lost or refused: {msg}")
+            lost = f"{what} failed: the connection to {self.url_for_display} was lost or refused: {msg}"
+            if what.startswith("the append"):
+                lost += (
+                    "; whether the append was written is unknown: read it back (appending the same "
+                    "events again is safe, stored ids are skipped)"
+                )
+            return StorageError(lost)
         return StorageError(f"{what} failed on {self.url_for_display}: {msg}")
 
     # --- schema --------------------------------------------------------------
@@ -272,7 +303,7 @@ class PostgresBackend(Backend):
                         conn.execute(statement)
                     conn.execute("UPDATE recall.schema_meta SET version = %s WHERE id = 1", (v + 1,))
         except pgerrors.InsufficientPrivilege as e:
-            detail = self.scrub(str(e).strip())
+            detail = self.describe(e)
             if stage == "extension":
                 raise StorageError(
                     f"the role cannot create the pgvector extension; ask an administrator to run "
@@ -290,7 +321,7 @@ class PostgresBackend(Backend):
                 raise
             raise StorageError(
                 f"the PostgreSQL server at {self.url_for_display} does not have the pgvector extension "
-                f"installed ({self.scrub(str(e).strip())}); install pgvector on the server, then open the "
+                f"installed ({self.describe(e)}); install pgvector on the server, then open the "
                 "store again"
             ) from None
 
@@ -311,7 +342,6 @@ class PostgresBackend(Backend):
             )
         self.vector_schema = sql.Identifier(schema).as_string(conn)
         self.vector_type = f"{self.vector_schema}.vector"
-        self.vector_oid = conn.execute(f"SELECT '{self.vector_type}'::regtype::oid").fetchone()[0]
         self.has_vector_index = bool(
             conn.execute(
                 "SELECT 1 FROM pg_catalog.pg_indexes WHERE schemaname = %s AND indexname = %s",
@@ -351,6 +381,23 @@ class PostgresBackend(Backend):
                 f"(it lacks {', '.join(missing)}), so it is open read-only; writes are refused"
             )
             conn.execute("SET default_transaction_read_only = on")
+
+    def build_missing_indexes(self) -> list[str]:
+        """Build the secondary indexes a bulk import dropped (or that a crash left
+        missing); return their names. A role that may not create them leaves them be:
+        reads stay correct, only slower."""
+        with self.connection("building indexes") as conn:
+            present = {
+                r[0]
+                for r in conn.execute("SELECT indexname FROM pg_catalog.pg_indexes WHERE schemaname = %s", (SCHEMA,))
+            }
+            missing = [name for name in SECONDARY_INDEXES if name not in present]
+            for name in missing:
+                try:
+                    conn.execute(SECONDARY_INDEXES[name])
+                except pgerrors.InsufficientPrivilege:
+                    return []
+        return missing
 
     # --- the optional vector index ---------------------------------------------
 

@@ -13,14 +13,19 @@ Layout (version 1):
 - ``events``: every collection's log. ``position`` is the INTEGER PRIMARY KEY
   (AUTOINCREMENT, so a position is never reused), then collection_id, the event
   ``id`` (unique per collection), subject, predicate, value_key, retraction,
-  observed_at (integer ns), ``body`` (the event's compact JSON form) and
-  ``vector`` (256 float32, little-endian, of the event's sentence).
-- ``event_text``: a contentless FTS5 index over ``search_text(event)``, whose
-  rowid is the event's position.
+  observed_at (integer ns) and ``body`` (the event's compact JSON form).
 - ``event_replaces``: one row per (event, predicate named in its ``replaces``).
-- Triggers make UPDATE and DELETE of ``events`` and ``event_replaces`` fail
-  with ``events are append-only``. (SQLite allows no trigger on a virtual
-  table, so the FTS index is protected only by the code never deleting.)
+- Per collection (``collection_tables``, named by the collection's integer id,
+  never by its name): ``event_text_<id>``, a contentless FTS5 index over
+  ``search_text(event)`` whose rowid is the event's position, and
+  ``event_vectors_<id>(position, observed_at, vector)``: the embedding of the
+  event's sentence (256 float32 values, stored sparse: see vector_index.py).
+  Kept apart from ``events`` so that a collection's vectors load with one
+  contiguous scan and event rows stay small.
+- Triggers make UPDATE and DELETE of ``events``, ``event_replaces`` and the
+  vector tables fail with ``events are append-only``. (SQLite allows no trigger
+  on a virtual table, so the FTS index is protected only by the code never
+  deleting.)
 """
 
 from __future__ import annotations
@@ -48,8 +53,7 @@ _V1 = [
         value_key TEXT NOT NULL,
         retraction INTEGER NOT NULL CHECK (retraction IN (0, 1)),
         observed_at INTEGER NOT NULL,
-        body TEXT NOT NULL,
-        vector BLOB NOT NULL
+        body TEXT NOT NULL
     )""",
     # duplicate detection and events_by_id
     "CREATE UNIQUE INDEX events_id ON events (collection_id, id)",
@@ -68,9 +72,6 @@ _V1 = [
         position INTEGER NOT NULL REFERENCES events(position),
         PRIMARY KEY (collection_id, subject, predicate, position)
     ) WITHOUT ROWID""",
-    """CREATE VIRTUAL TABLE event_text USING fts5(
-        text, content='', tokenize='unicode61 remove_diacritics 2'
-    )""",
     f"""CREATE TRIGGER events_no_update BEFORE UPDATE ON events
         BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END""",
     f"""CREATE TRIGGER events_no_delete BEFORE DELETE ON events
@@ -95,6 +96,28 @@ SECONDARY_INDEXES = {
         "(collection_id, subject, value_key, predicate, retraction)"
     ),
 }
+
+
+def collection_tables(cid: int) -> list[str]:
+    """The tables of one collection (version 1), created with the collection."""
+    cid = int(cid)  # an integer from the collections table, never user text
+    return [
+        f"""CREATE VIRTUAL TABLE IF NOT EXISTS event_text_{cid} USING fts5(
+            text, content='', tokenize='unicode61 remove_diacritics 2'
+        )""",
+        # document frequencies of the words, read to leave very common words out of a ranked query
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS event_vocab_{cid} USING fts5vocab(event_text_{cid}, 'row')",
+        f"""CREATE TABLE IF NOT EXISTS event_vectors_{cid} (
+            position INTEGER PRIMARY KEY REFERENCES events(position),
+            observed_at INTEGER NOT NULL,
+            vector BLOB NOT NULL
+        )""",
+        f"""CREATE TRIGGER IF NOT EXISTS event_vectors_{cid}_no_update BEFORE UPDATE ON event_vectors_{cid}
+            BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END""",
+        f"""CREATE TRIGGER IF NOT EXISTS event_vectors_{cid}_no_delete BEFORE DELETE ON event_vectors_{cid}
+            BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END""",
+    ]
+
 
 # MIGRATIONS[i] takes a store from version i to version i + 1.
 MIGRATIONS: list[list[str]] = [_V1]

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from ..errors import NotFound, StorageError
 from .base import Backend, check_collection
-from .schema_sqlite import MIGRATIONS, SCHEMA_VERSION, SECONDARY_INDEXES
+from .schema_sqlite import MIGRATIONS, SCHEMA_VERSION, SECONDARY_INDEXES, collection_tables
 from .sqlite_store import SQLiteStore
 
 BUSY_TIMEOUT_MS = 10_000
@@ -179,6 +179,9 @@ class SQLiteBackend(Backend):
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 conn.execute("INSERT OR IGNORE INTO collections (name) VALUES (?)", (collection,))
+                (cid,) = conn.execute("SELECT id FROM collections WHERE name = ?", (collection,)).fetchone()
+                for statement in collection_tables(cid):
+                    conn.execute(statement)
                 conn.execute("COMMIT")
             except sqlite3.Error as e:
                 if conn.in_transaction:

@@ -7,6 +7,7 @@ import itertools
 import json
 import sqlite3
 import threading
+import unicodedata
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
@@ -18,11 +19,16 @@ from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ..values import value_key
 from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
 from .schema_sqlite import SECONDARY_INDEXES
+from .vector_index import SparseVectors, encode_rows
 
 if TYPE_CHECKING:
     from .sqlite import SQLiteBackend
 
 MAX_REGISTRY_EVENTS = 100_000
+# A ranked keyword query scores every event holding one of its words (BM25 needs each
+# word's frequency over the whole collection). Words are ranked rarest first while the
+# events they match stay under this budget; see keyword_search.
+KEYWORD_BUDGET = 20_000
 FETCH = 1000  # rows per fetchmany in streams
 CHUNK = 500  # parameters per IN list
 
@@ -58,44 +64,16 @@ def _pair_name(subject: str, predicates: Sequence[str]) -> str:
     return f"the pair {subject}/{predicates[0]} (stored under {', '.join(predicates)})"
 
 
-def _match_expression(text: str) -> str:
-    """User text as an FTS5 query that can only mean "any of these words"."""
-    words = _unique(tokens(text))
+def _match_expression(words: Sequence[str]) -> str:
+    """Words as an FTS5 query that can only mean "any of these words": each one is quoted."""
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-class _Vectors:
-    """The collection's vectors in memory, loaded once and then only extended (the log only grows)."""
-
-    def __init__(self) -> None:
-        self.n = 0
-        self.upto = 0
-        self.matrix = np.zeros((0, DIMENSIONS), dtype=np.float32)
-        self.positions = np.zeros(0, dtype=np.int64)
-        self.observed = np.zeros(0, dtype=np.int64)
-
-    def extend(self, rows: list[tuple[int, int, bytes]]) -> None:
-        if not rows:
-            return
-        need = self.n + len(rows)
-        if need > len(self.positions):
-            cap = max(need, 2 * len(self.positions), 1024)
-            matrix = np.zeros((cap, DIMENSIONS), dtype=np.float32)
-            matrix[: self.n] = self.matrix[: self.n]
-            positions = np.zeros(cap, dtype=np.int64)
-            positions[: self.n] = self.positions[: self.n]
-            observed = np.zeros(cap, dtype=np.int64)
-            observed[: self.n] = self.observed[: self.n]
-            self.matrix, self.positions, self.observed = matrix, positions, observed
-        k = len(rows)
-        self.positions[self.n : need] = [r[0] for r in rows]
-        self.observed[self.n : need] = [r[1] for r in rows]
-        block = np.frombuffer(b"".join(r[2] for r in rows), dtype="<f4")
-        if block.size != k * DIMENSIONS:
-            raise StorageError("a stored vector does not have 256 dimensions; the vector index is corrupt")
-        self.matrix[self.n : need] = block.reshape(k, DIMENSIONS)
-        self.n = need
-        self.upto = int(rows[-1][0])
+def _fold(word: str) -> str:
+    """A word as the FTS tokenizer stores it (diacritics removed), to look up its frequency."""
+    if word.isascii():
+        return word
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
 
 
 class SQLiteStore(Store):
@@ -103,8 +81,10 @@ class SQLiteStore(Store):
         self.backend = backend
         self.collection = collection
         self.cid = collection_id
-        self._vectors = _Vectors()
+        self._vectors = SparseVectors()
         self._vector_lock = threading.Lock()
+        self._doc_freq: dict[str, int] = {}
+        self._doc_freq_at = 0  # the collection's size when the frequencies were read
         self._memo: dict[int, tuple[str, int, str, Event]] = {}
         self._memo_max = backend.decode_cache
 
@@ -229,8 +209,8 @@ class SQLiteStore(Store):
             out.append((ev, json.dumps(obj, separators=(",", ":")), value_key(ev.value)))
         if not out:
             return out
-        vectors = embed_batch([event_text(p[0]) for p in out]).astype("<f4", copy=False)
-        return [(*p, vectors[i].tobytes()) for i, p in enumerate(out)]
+        vectors = encode_rows(embed_batch([event_text(p[0]) for p in out]))
+        return [(*p, vectors[i]) for i, p in enumerate(out)]
 
     def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> int:
         """Insert inside the caller's transaction; skip stored ids; return how many were new."""
@@ -256,23 +236,23 @@ class SQLiteStore(Store):
         base = max(seq[0] if seq else 0, top or 0)
         rows = []
         texts = []
+        vectors = []
         links = []
         for i, (ev, body, key, vector) in enumerate(fresh):
             pos = base + 1 + i
-            rows.append(
-                (pos, cid, ev.id, ev.subject, ev.predicate, key, 1 if ev.retraction else 0, ev.observed_at, body,
-                 vector)
-            )
+            rows.append((pos, cid, ev.id, ev.subject, ev.predicate, key, 1 if ev.retraction else 0, ev.observed_at, body))
             texts.append((pos, search_text(ev)))
+            vectors.append((pos, ev.observed_at, vector))
             if ev.replaces:
                 for name in _unique(r.predicate for r in ev.replaces):
                     links.append((cid, ev.subject, name, pos))
         conn.executemany(
             "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
-            "observed_at, body, vector) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "observed_at, body) VALUES (?,?,?,?,?,?,?,?,?)",
             rows,
         )
-        conn.executemany("INSERT INTO event_text (rowid, text) VALUES (?, ?)", texts)
+        conn.executemany(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
+        conn.executemany(f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors)
         if links:
             conn.executemany(
                 "INSERT INTO event_replaces (collection_id, subject, predicate, position) VALUES (?,?,?,?)", links
@@ -496,13 +476,23 @@ class SQLiteStore(Store):
     def shared_values(self, exclude_predicates: Sequence[str] = ()) -> Iterator[tuple[str, str, list[str]]]:
         excluded = _unique(exclude_predicates)
         skip = f"AND predicate NOT IN ({_marks(len(excluded))}) " if excluded else ""
-        cursor = self._conn().execute(
-            "SELECT subject, value_key, group_concat(DISTINCT predicate) FROM events "
+        conn = self._conn()
+        # MIN < MAX finds the groups with two names or more in one pass of the covering
+        # index, without the temporary b-trees COUNT/group_concat(DISTINCT) build for
+        # every group; the names of the few groups found are then read by index.
+        cursor = conn.execute(
+            "SELECT subject, value_key FROM events "
             f"WHERE collection_id = ? AND retraction = 0 AND {NOT_RESERVED} {skip}"
-            "GROUP BY subject, value_key HAVING COUNT(DISTINCT predicate) >= 2 ORDER BY subject, value_key",
+            "GROUP BY subject, value_key HAVING MIN(predicate) < MAX(predicate) ORDER BY subject, value_key",
             (self.cid, *excluded),
         )
-        return ((s, k, sorted(names.split(","))) for s, k, names in self._rows(cursor))
+        names_sql = (
+            "SELECT DISTINCT predicate FROM events WHERE collection_id = ? AND subject = ? AND value_key = ? "
+            f"AND retraction = 0 {skip}"
+        )
+        for s, k in list(self._rows(cursor)):
+            names = sorted(r[0] for r in conn.execute(names_sql, (self.cid, s, k, *excluded)))
+            yield (s, k, names)
 
     # --- registry ------------------------------------------------------------
 
@@ -543,43 +533,116 @@ class SQLiteStore(Store):
 
     # --- search --------------------------------------------------------------
 
-    @staticmethod
-    def _window(since: int | None, until: int | None, column: str = "observed_at") -> tuple[str, list[int]]:
-        sql, params = "", []
-        if since is not None:
-            sql += f" AND {column} >= ?"
-            params.append(int(since))
-        if until is not None:
-            sql += f" AND {column} <= ?"
-            params.append(int(until))
-        return sql, params
-
     def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
-        expr = _match_expression(text or "")
-        if not expr or k <= 0:
-            return []
-        window, params = self._window(since, until, "e.observed_at")
-        rows = self._conn().execute(
-            "SELECT e.position, e.id, e.observed_at, e.body, bm25(event_text) AS rank FROM event_text "
-            "JOIN events e ON e.position = event_text.rowid "
-            f"WHERE event_text MATCH ? AND e.collection_id = ?{window} ORDER BY rank, e.position LIMIT ?",
-            (expr, self.cid, *params, int(k)),
-        ).fetchall()
-        events = self._decode(r[:4] for r in rows)
-        return [Hit(ev, -float(r[4])) for ev, r in zip(events, rows)]
+        """BM25 over the words of ``text`` (each quoted, so nothing in it is query syntax).
 
-    def _load_vectors(self) -> _Vectors:
+        Words found in more than half of the collection's events are left out of the
+        ranking (BM25 gives them no weight), and so are the most common of the rest once
+        the events to score pass KEYWORD_BUDGET. When the ranked words find fewer than
+        ``k`` events, events holding any of the words fill the list, newest first, with
+        score 0. ``since``/``until`` bound observed_at, both inclusive."""
+        words = _unique(tokens(text or ""))
+        if not words or k <= 0:
+            return []
+        conn = self._conn()
+        n = self.count()
+        freq = self._frequencies(conn, words, n)
+        useful = sorted((w for w in words if freq[w] * 2 <= n), key=lambda w: freq[w])
+        ranked: list[str] = []
+        total = 0
+        for w in useful:
+            if total + freq[w] > KEYWORD_BUDGET:
+                break
+            ranked.append(w)
+            total += freq[w]
+        found: list[tuple[int, float]] = []
+        if ranked:
+            found = self._fts(conn, ranked, k, since, until, ranked=True)
+        if len(found) < k:
+            seen = {p for p, _ in found}
+            more = self._fts(conn, words, k + len(found), since, until, ranked=False)
+            found += [(p, 0.0) for p, _ in more if p not in seen][: k - len(found)]
+        return self._hits(conn, found)
+
+    def _frequencies(self, conn: sqlite3.Connection, words: list[str], n: int) -> dict[str, int]:
+        """How many events hold each word (remembered until the collection grows by a quarter)."""
+        with self._vector_lock:
+            if n > self._doc_freq_at * 5 // 4 + 100 or n < self._doc_freq_at or not self._doc_freq:
+                self._doc_freq = {}
+                self._doc_freq_at = n
+            cache = self._doc_freq
+            missing = _unique(_fold(w) for w in words if _fold(w) not in cache)
+        for chunk in _chunks(missing):
+            got = dict(
+                conn.execute(
+                    f"SELECT term, doc FROM event_vocab_{self.cid} WHERE term IN ({_marks(len(chunk))})", chunk
+                ).fetchall()
+            )
+            with self._vector_lock:
+                for w in chunk:
+                    cache[w] = int(got.get(w, 0))
+        return {w: cache.get(_fold(w), 0) for w in words}
+
+    def _fts(
+        self, conn: sqlite3.Connection, words: list[str], k: int, since: int | None, until: int | None, *, ranked: bool
+    ) -> list[tuple[int, float]]:
+        table = f"event_text_{self.cid}"
+        join, window, params = "", "", []
+        if since is not None or until is not None:
+            join = f" JOIN events e ON e.position = {table}.rowid"
+            if since is not None:
+                window += " AND e.observed_at >= ?"
+                params.append(int(since))
+            if until is not None:
+                window += " AND e.observed_at <= ?"
+                params.append(int(until))
+        order = f"{table}.rank, {table}.rowid" if ranked else f"{table}.rowid DESC"
+        rank = f"{table}.rank" if ranked else "0"
+        rows = conn.execute(
+            f"SELECT {table}.rowid, {rank} FROM {table}{join} WHERE {table} MATCH ?{window} ORDER BY {order} LIMIT ?",
+            (_match_expression(words), *params, int(k)),
+        ).fetchall()
+        return [(int(p), -float(r) if r else 0.0) for p, r in rows]
+
+    def _hits(self, conn: sqlite3.Connection, found: list[tuple[int, float]]) -> list[Hit]:
+        if not found:
+            return []
+        by_pos: dict[int, tuple] = {}
+        positions = [p for p, _ in found]
+        for chunk in _chunks(positions):
+            for row in conn.execute(f"SELECT {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk):
+                by_pos[row[0]] = row
+        events = self._decode(by_pos[p] for p in positions)
+        return [Hit(ev, score) for ev, (_, score) in zip(events, found)]
+
+    def _load_vectors(self) -> SparseVectors:
         with self._vector_lock:
             vs = self._vectors
-            rows = self._conn().execute(
-                "SELECT position, observed_at, vector FROM events WHERE collection_id = ? AND position > ? "
+            cursor = self._conn().execute(
+                f"SELECT position, observed_at, vector FROM event_vectors_{self.cid} WHERE position > ? "
                 "ORDER BY position",
-                (self.cid, vs.upto),
-            ).fetchall()
-            vs.extend(rows)
+                (vs.upto,),
+            )
+            try:
+                while True:
+                    rows = cursor.fetchmany(20_000)
+                    if not rows:
+                        break
+                    pos, obs, blobs = zip(*rows)
+                    try:
+                        vs.add(list(pos), list(obs), list(blobs))
+                    except ValueError as e:
+                        raise StorageError(
+                            f"the vectors of collection {self.collection!r} are corrupt ({e}); search is refused"
+                        ) from None
+            finally:
+                cursor.close()
+            vs.settle()
             return vs
 
     def vector_search(self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+        """Exact cosine ranking of every event of the collection (see vector_index.py);
+        ties go to the older event; ``since``/``until`` bound observed_at, both inclusive."""
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         if q.shape != (DIMENSIONS,):
             raise InvalidInput(f"a search vector has {DIMENSIONS} dimensions, got {q.size}")
@@ -589,38 +652,7 @@ class SQLiteStore(Store):
         if norm > 0:
             q = q / np.float32(norm)
         vs = self._load_vectors()
-        n = vs.n
-        if n == 0:
+        if vs.n == 0:
             return []
-        scores = vs.matrix[:n] @ q
-        candidates = np.arange(n)
-        if since is not None or until is not None:
-            mask = np.ones(n, dtype=bool)
-            if since is not None:
-                mask &= vs.observed[:n] >= int(since)
-            if until is not None:
-                mask &= vs.observed[:n] <= int(until)
-            candidates = np.flatnonzero(mask)
-            if candidates.size == 0:
-                return []
-        cand_scores = scores[candidates]
-        if candidates.size > k:
-            top = np.argpartition(-cand_scores, k - 1)[:k]
-            # keep every candidate tied with the k-th score, so ties resolve by position
-            kth = cand_scores[top].min()
-            top = np.flatnonzero(cand_scores >= kth)
-        else:
-            top = np.arange(candidates.size)
-        chosen = candidates[top]
-        order = np.lexsort((vs.positions[chosen], -scores[chosen]))[:k]
-        chosen = chosen[order]
-        positions = [int(p) for p in vs.positions[chosen]]
-        by_pos = {}
-        conn = self._conn()
-        for chunk in _chunks(positions):
-            for row in conn.execute(
-                f"SELECT {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk
-            ):
-                by_pos[row[0]] = row
-        events = self._decode(by_pos[p] for p in positions)
-        return [Hit(ev, float(scores[i])) for ev, i in zip(events, chosen)]
+        found = vs.top(q, int(k), None if since is None else int(since), None if until is None else int(until))
+        return self._hits(self._conn(), found)

@@ -45,19 +45,19 @@ def display_url(url: str | None) -> str:
     except ValueError:
         parts = None
     if parts is not None and parts.scheme and "://" in text:
-        netloc = parts.netloc
+        netloc, query, changed = parts.netloc, parts.query, False
         if "@" in netloc:
             userinfo, _, hostport = netloc.rpartition("@")
             user, sep, _pw = userinfo.partition(":")
-            netloc = f"{user}:***@{hostport}" if sep else f"{user}@{hostport}"
-        query = parts.query
+            if sep:
+                netloc, changed = f"{user}:***@{hostport}", True
         if query:
             pairs = parse_qsl(query, keep_blank_values=True)
             if any(k.lower() in _SECRET_PARAMS for k, _ in pairs):
-                query = urlencode(
-                    [(k, "***" if k.lower() in _SECRET_PARAMS else v) for k, v in pairs], safe="*/:"
-                )
-        text = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+                query = urlencode([(k, "***" if k.lower() in _SECRET_PARAMS else v) for k, v in pairs], safe="*/:")
+                changed = True
+        if changed:  # rebuild only when something is hidden: the rest reads as it was written
+            text = urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
     # belt and braces for whatever the parser did not see
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
     return _KV_SECRET.sub(lambda m: f"{m['key']}***", text)

@@ -31,7 +31,7 @@ from recall_engine.audit_digest import (
 from recall_engine.errors import AuditError, DigestMismatch
 from recall_engine.fold import fold
 from recall_engine.instants import parse_instant
-from recall_engine.records import Event, Replace, make_event, sort_key
+from recall_engine.records import Event, Replace, make_event
 from recall_engine.registry import Definition, Promotion, RegistryRecord
 from recall_engine.text import NOTE
 from recall_engine.timeline import Timeline

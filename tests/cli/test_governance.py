@@ -193,6 +193,18 @@ def test_redefine_excludes_and_description(coding):
     assert data["plan"]["ops"][0]["definition"]["description"] == "Things enjoyed."
 
 
+def test_enum_narrowed(coding):
+    coding.ok("define", "tier", "--cardinality", "single", "--type", "enum",
+              "--allowed", "free", "--allowed", "pro", "--allowed", "team", "--apply")
+    coding.ok("remember", "acme", "tier", "team")
+    data = coding.ok("redefine", "tier", "--allowed", "free", "--allowed", "Pro", "--allowed", "enterprise")
+    assert flags(data) == ["enum_narrowed"]
+    assert "no longer allows team" in data["risks"][0]["detail"]
+    coding.ok("redefine", "tier", "--allowed", "free", "--allowed", "pro", "--allowed", "enterprise", "--apply")
+    assert values(coding, "acme", "tier") == ["team"]  # still readable
+    assert "expects one of: free, pro, enterprise" in coding.fail("remember", "acme", "tier", "team")["message"]
+
+
 # --- merge, split, revert --------------------------------------------------------------------
 
 
@@ -276,6 +288,20 @@ def test_promote_listed_notes(coding):
     assert_applied_as_previewed(coding, applied, pos)
     belief = coding.ok("recall", "u1", "prefers_shell")["beliefs"][0]
     assert belief["observed_at"] == "2026-03-01T00:00:00Z"  # at the note's own instant
+
+
+def test_revert_of_a_promote_makes_them_notes_again(coding):
+    n = remember(coding, "u1", "note", "I use fish as my shell", "2026-03-01")
+    done = coding.ok("promote", "prefers_shell", "--note", f"{n['event_id']}=fish", "--apply")
+    assert values(coding, "u1", "note") == []
+    pos = position(coding)
+    rev = coding.ok("revert", done["applied"])
+    assert [(op["op"], op["name"]) for op in rev["plan"]["ops"]] == [("promote", "note")]
+    assert change(rev, "u1", "prefers_shell")["after"] == []
+    applied = coding.ok("revert", done["applied"], "--apply")
+    assert_applied_as_previewed(coding, applied, pos)
+    assert values(coding, "u1", "note") == ["I use fish as my shell"]
+    assert values(coding, "u1", "prefers_shell") == []
 
 
 def test_promote_match_reports_notes_that_do_not_parse(coding):
@@ -580,37 +606,88 @@ def _big_registry(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Run in the killed subprocess: the CLI's own entry point, with the store's insert
+# announcing (by a marker file) that the plan's rows are written and the transaction is
+# still open, then waiting to be killed.
+_HOOKED_APPLY = """
+import sys, time
+from recall_engine.storage import sqlite_store
+marker = sys.argv.pop(1)
+insert = sqlite_store.SQLiteStore._insert
+def insert_then_wait(self, conn, prepared):
+    n = insert(self, conn, prepared)
+    with open(marker, "w") as f:
+        f.write(str(n))
+    time.sleep(60)
+    return n
+sqlite_store.SQLiteStore._insert = insert_then_wait
+from recall_admin.cli import main
+sys.argv[0] = "recall-admin"
+main()
+"""
+
+
+def _copy_store(src: Path, dst: Path) -> str:
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{src}{suffix}").exists():
+            shutil.copyfile(f"{src}{suffix}", f"{dst}{suffix}")
+    return f"sqlite:///{dst}"
+
+
 @pytest.mark.slow
 def test_sigkill_during_apply_leaves_all_or_none(coding, tmp_path):
     registry = tmp_path / "big.yaml"
-    registry.write_text(_big_registry(2000))
+    registry.write_text(_big_registry(1000))
     plan_file = tmp_path / "big.plan.json"
     data = coding.ok("registry", "load", str(registry), "--plan-out", str(plan_file))
     plan_id, n = data["plan"]["id"], len(data["plan"]["events"])
-    assert n == 2000
+    assert n == 1000
     pristine = Path(coding.url.removeprefix("sqlite:///"))
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_DATA_HOME": str(tmp_path / "xdg")}
-    outcomes = []
-    for i, delay in enumerate((0.3, 0.8, 1.2, 1.6, 2.0, 2.5, 3.5)):
-        db = tmp_path / f"run{i}.db"
-        for suffix in ("", "-wal", "-shm"):
-            if Path(f"{pristine}{suffix}").exists():
-                shutil.copyfile(f"{pristine}{suffix}", f"{db}{suffix}")
-        url = f"sqlite:///{db}"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "recall_admin.cli", "--store", url, "--json", "apply", str(plan_file)],
+
+    def spawn(url: str, *pre: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, *pre, "--store", url, "--json", "apply", str(plan_file)],
             env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
-        time.sleep(delay)
+
+    # 1. killed inside the transaction, after every row of the plan is inserted: none lands
+    marker = tmp_path / "inserted"
+    url = _copy_store(pristine, tmp_path / "hooked.db")
+    proc = spawn(url, "-c", _HOOKED_APPLY, str(marker))
+    deadline = time.monotonic() + 60
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert marker.exists(), "the apply never reached its insert"
+    assert marker.read_text() == str(n)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert plan_events_in_log(url, plan_id) == 0
+    # the store is whole afterwards: the same plan applies
+    assert coding.run("apply", str(plan_file), store=url).exit_code == 0
+    assert plan_events_in_log(url, plan_id) == n
+
+    # 2. killed at times spread over a whole apply: all or none, every time
+    url = _copy_store(pristine, tmp_path / "timed.db")
+    started = time.monotonic()
+    assert spawn(url, "-m", "recall_admin.cli").wait() == 0
+    took = time.monotonic() - started
+    assert plan_events_in_log(url, plan_id) == n
+    for i, share in enumerate((0.4, 0.6, 0.75, 0.85, 0.95, 1.0)):
+        url = _copy_store(pristine, tmp_path / f"run{i}.db")
+        proc = spawn(url, "-m", "recall_admin.cli")
+        time.sleep(took * share)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         landed = plan_events_in_log(url, plan_id)
-        assert landed in (0, n), f"run {i}: {landed} of {n} events of the plan in the log"
-        outcomes.append(landed)
-    # the store stays usable: a run killed before its commit can apply the plan afterwards
-    if 0 in outcomes:
-        i = outcomes.index(0)
-        url = f"sqlite:///{tmp_path / f'run{i}.db'}"
-        r = coding.run("apply", str(plan_file), store=url)
-        assert r.exit_code == 0, r.stdout
-        assert plan_events_in_log(url, plan_id) == n
+        assert landed in (0, n), f"killed after {took * share:.2f}s: {landed} of {n} events of the plan in the log"
+
+
+def test_progress_goes_to_stderr_and_json_stays_one_document(tech, monkeypatch):
+    from recall_admin import cli_governance
+
+    monkeypatch.setattr(cli_governance, "PROGRESS_AFTER_SECONDS", 0.0)  # show it at once
+    r = tech.run("redefine", "uses_technology", "--cardinality", "single", "--retroactive")
+    assert r.exit_code == 0, r.stderr
+    doc = json.loads(r.stdout)  # exactly one JSON document
+    assert doc["ok"] is True and doc["data"]["impact"]["events_read"] == 3

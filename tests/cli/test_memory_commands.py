@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from recall_admin.cli import app
 from recall_engine.instants import parse_instant
 
@@ -369,3 +371,27 @@ def test_json_stdout_is_exactly_one_document(editors):
         doc = json.loads(r.stdout)  # raises if anything else shares stdout
         assert set(doc) == {"ok", "data"} and doc["ok"] is True
         assert r.stdout.count("\n") == 1
+
+
+@pytest.mark.postgres
+def test_the_editor_flow_on_postgresql(cli, pg_url, tmp_path):
+    import os
+
+    from tests.pg_server import fresh_database
+
+    url = fresh_database(pg_url, f"cli{os.getpid()}")
+    data = cli.ok("--operator", "ana", "init", "--registry", "coding", store=url)
+    assert "prefers_editor" in data["declared"]
+    assert data["store"].startswith("postgresql://")
+    for value, day in (("vim", "2026-09-01"), ("emacs", "2026-09-20"), ("zed", "2026-10-05")):
+        cli.ok("remember", "user", "prefers_editor", value, "--at", day, store=url)
+    h = cli.ok("history", "user", "prefers_editor", store=url)
+    assert h["believed_now"] == ["zed"] and len(h["steps"]) == 3
+    then = cli.ok("recall", "user", "prefers_editor", "--as-of", "2026-09-25", store=url)
+    assert [(b["value"], [r["value"] for r in b["replaced"]]) for b in then["beliefs"]] == [("emacs", ["vim"])]
+    assert values(cli.ok("search", "zed", store=url)["beliefs"])[:1] == ["zed"]
+
+    path = tmp_path / "pg.jsonl"
+    n = cli.ok("export", "-o", str(path), store=url)["exported"]
+    assert cli.ok("import", str(path)) == {"imported": n, "skipped": 0}  # into SQLite
+    assert cli.ok("history", "user", "prefers_editor") == h

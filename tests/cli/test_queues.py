@@ -309,3 +309,79 @@ def test_promote_into_a_predicate_defined_in_the_same_plan(demo: Cli):
     demo.ok("notes", "promote", "answer_order", "--note", f"{eid}=code first", "--define", "--apply")
     assert values(demo.ok("recall", "user", "answer_order")) == ["code first"]
     assert demo.fail("notes", "promote", "prefers_shell")["code"] == "invalid_plan"
+
+
+def test_note_clusters_on_a_store_built_with_remember(coding: Cli):
+    texts = {
+        "ana": "I drink oat milk in my coffee",
+        "ben": "I drink whole milk in my coffee",
+        "cy": "I drink oat milk in my coffee",
+        "di": "I drink soy milk in my coffee",
+        "ed": "Call me after 6pm",
+    }
+    for who, text in texts.items():
+        coding.ok("remember", who, "note", text)
+    [c] = coding.ok("notes", "clusters")["clusters"]
+    assert c["size"] == 4 and {"coffee", "drink"} <= set(c["about"])
+    got = {n["subject"]: n.get("value") for n in c["notes"]}
+    # a value two notes share is still a value, not part of the phrasing
+    assert got == {"ana": "oat", "ben": "whole", "cy": "oat", "di": "soy"}
+    assert not c["suggestion"]["existing"] or c["suggestion"]["score"] >= 0.25
+    pv = coding.ok("notes", "promote", "milk_preference", "--cluster", c["id"], "--define")
+    assert [o["op"] for o in pv["plan"]["ops"]] == ["declare", "promote"]
+    assert {n["subject"]: n["value"] for n in pv["plan"]["details"]["notes"]} == got
+    assert coding.ok("notes", "clusters", "--subject", "ed")["clusters"] == []
+
+
+def test_queue_services_agree_on_both_backends(backend):
+    """The services read only through the Store contract: SQLite and PostgreSQL agree."""
+    from recall_admin import conflicts, notes, vocab
+    from recall_engine.memory import Memory
+
+    build_demo(backend, "memories")
+    m = Memory(backend.store("memories"))
+    listing = conflicts.find_conflicts(m)
+    got = sorted((c.subject, c.key, c.predicates) for c in listing.conflicts)
+    assert got == [
+        ("alice", "s:cilantro", ("avoids", "likes")),
+        ("bob", "s:coffee", ("avoids", "likes")),
+        ("carol", "s:spicy food", ("avoids", "likes")),
+        ("user", "s:run a marathon", ("did", "goal")),
+    ]
+    assert [g.count for g in listing.groups] == [3, 1]
+    assert [c.names for c in vocab.suggest(m)] == [["editor_preference", "prefers_editor"]]
+    assert {e.name for e in vocab.inbox(m)} == {"avoids", "editor_preference"}
+    [cluster] = notes.note_clusters(m)
+    assert cluster.predicate == "prefers_shell" and len(cluster.notes) == 5
+
+
+def test_a_common_word_does_not_join_two_kinds_of_note(coding: Cli):
+    for who, text in {
+        "ana": "I use fish as my shell", "ben": "I use zsh as my shell", "cy": "my shell is bash",
+        "di": "I use React at work", "ed": "I use Django at work", "fy": "I use Vue at work",
+    }.items():
+        coding.ok("remember", who, "note", text)
+    clusters = coding.ok("notes", "clusters")["clusters"]
+    kinds = sorted(sorted(n["subject"] for n in c["notes"]) for c in clusters)
+    assert kinds == [["ana", "ben", "cy"], ["di", "ed", "fy"]]
+    values = {n["subject"]: n.get("value") for c in clusters for n in c["notes"]}
+    assert values == {"ana": "fish", "ben": "zsh", "cy": "bash", "di": "React", "ed": "Django", "fy": "Vue"}
+
+
+def test_conflicts_found_by_index_are_exactly_those_of_folding_every_subject(sqlite_url):
+    """The index-driven listing agrees with a brute force: every subject's profile, folded now."""
+    from recall_admin.conflicts import find_conflicts
+    from recall_engine.memory import Memory
+
+    with open_backend(sqlite_url) as backend:
+        build_demo(backend, "memories", events=12000, seed=3)
+        m = Memory(backend.store("memories"))
+        brute = set()
+        for s, _ in m.store.subjects(limit=10**6):
+            by_key: dict[str, set[str]] = {}
+            for b in m.profile(s):
+                if b.predicate != "note":
+                    by_key.setdefault(b.key, set()).add(b.predicate)
+            brute |= {(s, k, tuple(sorted(ps))) for k, ps in by_key.items() if len(ps) > 1}
+        found = {(c.subject, c.key, c.predicates) for c in find_conflicts(m).conflicts}
+        assert found == brute and len(found) > 4

@@ -31,7 +31,7 @@ class DiffView(ServiceCalls, Vertical):
             yield Label("subject", classes="bar-label")
             yield Input(placeholder="blank: the whole store", id="diff-subject", compact=True)
             yield Button("Compare", id="diff-go", compact=True, variant="primary")
-        yield Label("Give two instants (a day or RFC3339) and press Enter or ctrl+d.", id="diff-summary",
+        yield Label("Press i to type two instants (a day or RFC3339), then Enter.", id="diff-summary",
                     classes="view-title")
         yield LoadingIndicator(id="diff-loading")
         table: DataTable = DataTable(id="diff-table", cursor_type="row")
@@ -47,6 +47,9 @@ class DiffView(ServiceCalls, Vertical):
         box = self.query_one("#diff-subject", Input)
         if subject and not box.value and not self.changes:
             box.value = subject
+
+    def action_edit(self) -> None:
+        self.query_one("#diff-from", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -89,6 +92,7 @@ class DiffView(ServiceCalls, Vertical):
                           Text(fmt.clip(fmt.values(c.after), 40), style="green"),
                           fmt.clip(fmt.values(c.began), 30), fmt.clip(fmt.values(c.stopped), 30))
         subjects = len({c.subject for c in changes})
+        table.focus()
         self.query_one("#diff-summary", Label).update(
             f"{len(changes)} answer(s) differ across {subjects} subject(s) in {where}, "
             f"between {fmt.instant(start)} and {fmt.instant(end)}"

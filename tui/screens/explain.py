@@ -17,11 +17,17 @@ from ..actions import bindings
 from ..services import ServiceCalls
 
 
+NO_WRAP = {"at", "event", "held", "op", "operator", "plan"}
+
+
 def _table(title: str, *columns: str) -> Table:
     t = Table(title=title, title_justify="left", title_style="bold yellow", expand=True, show_edge=False,
               pad_edge=False, box=None, header_style="dim")
     for c in columns:
-        t.add_column(c, overflow="fold")
+        if c in NO_WRAP:
+            t.add_column(c, no_wrap=True)
+        else:
+            t.add_column(c, overflow="fold", ratio=1)
     return t
 
 
@@ -65,11 +71,13 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
                       style=style)
     parts.append(rules)
 
-    events = _table("Its events, oldest first", "at", "event", "value", "stored as", "source", "evidence")
+    events = _table("Its events, oldest first (dim: after the instant)", "at", "event", "value", "stored as",
+                    "source", "evidence")
     for e in sorted(x.events, key=lambda e: (e.observed_at, e.retraction, e.id)):
         value = ("retract " if e.retraction else "") + (fmt.values([e.value]) if e.value is not None else "(every value)")
+        later = e.observed_at > x.at
         events.add_row(fmt.instant(e.observed_at), e.id, Text(value, style="red" if e.retraction else ""),
-                       e.predicate, e.source, fmt.clip(e.evidence, 80))
+                       e.predicate, e.source, fmt.clip(e.evidence, 80), style="dim" if later else "")
     parts.append(events)
     return Group(*parts)
 

@@ -47,8 +47,9 @@ class FormScreen(ModalScreen["dict[str, Any] | None"]):
                     else:
                         yield Label(f.label, classes="field-label")
                         if f.kind == "select":
-                            yield Select(list(f.options), value=f.value if f.value != "" else Select.BLANK,
-                                         allow_blank=f.value == "", id=f"f-{f.name}", compact=True)
+                            known = any(v == f.value for _, v in f.options)
+                            yield Select(list(f.options), value=f.value if known else Select.BLANK,
+                                         allow_blank=not known, id=f"f-{f.name}", compact=True)
                         else:
                             yield Input(value=str(f.value or ""), placeholder=f.placeholder, id=f"f-{f.name}",
                                         compact=True)

@@ -8,12 +8,12 @@ from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import DataTable, Input, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from recall_admin import browse
 from recall_admin.browse import PairRow
 from recall_engine.records import Belief
-from recall_engine.search import search
+from recall_engine.search import search as engine_search
 
 from .. import format as fmt
 from ..actions import bindings
@@ -62,7 +62,6 @@ class PairsView(ServiceCalls, Vertical):
         self.loaded_at: float = 0.0  # monotonic time the pairs were last rendered (benchmarks)
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="search memory (/): words or a question, Enter to search", id="search", compact=True)
         yield Label("", id="pairs-title", classes="view-title")
         pairs: DataTable = DataTable(id="pairs-table", cursor_type="row")
         pairs.add_column("predicate", key="predicate")
@@ -108,7 +107,7 @@ class PairsView(ServiceCalls, Vertical):
         as_of = self.app.as_of  # type: ignore[attr-defined]
         self.query_one("#pairs-title", Label).update(
             f"[b]{subject}[/b] — {len(rows)} pair(s), answers as of {fmt.instant(as_of)}"
-            f"   [dim]{REPLACED} replaced an earlier value · {ELSEWHERE} also held under another predicate[/dim]"
+            f"   [dim]{REPLACED} replaced earlier · {ELSEWHERE} held elsewhere[/dim]"
         )
         index = next((i for i, r in enumerate(rows) if r.predicate == keep), 0)
         if rows:
@@ -172,17 +171,15 @@ class PairsView(ServiceCalls, Vertical):
 
     # --- search ----------------------------------------------------------------
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "search":
-            return
-        event.stop()
-        text = event.value.strip()
+    def search(self, text: str) -> None:
+        """Search with the engine's search (the box is in the top bar)."""
+        text = text.strip()
         if not text:
             self.close_search()
             return
         memory = self.app.memory  # type: ignore[attr-defined]
         self.query_one("#pairs-title", Label).update(f"searching for [b]{text}[/b]…")
-        self.call_service(search, memory, text, as_of=self.app.as_of, limit=SEARCH_LIMIT,  # type: ignore[attr-defined]
+        self.call_service(engine_search, memory, text, as_of=self.app.as_of, limit=SEARCH_LIMIT,  # type: ignore[attr-defined]
                           then=lambda hits: self._show_hits(text, hits), group="search")
 
     def _show_hits(self, text: str, hits: list[Belief]) -> None:
@@ -203,8 +200,10 @@ class PairsView(ServiceCalls, Vertical):
         if not hits:
             self.query_one("#pair-detail", Static).update(Text("Nothing found.", style="dim"))
 
-    def close_search(self) -> None:
+    def close_search(self) -> bool:
         hits = self.query_one("#search-table", DataTable)
+        if not hits.display:
+            return False
         if hits.display:
             hits.display = False
             pairs = self.query_one("#pairs-table", DataTable)
@@ -212,6 +211,4 @@ class PairsView(ServiceCalls, Vertical):
             pairs.focus()
             if self.subject is not None:
                 self._show(self.subject, self.rows)
-
-    def key_escape(self) -> None:
-        self.close_search()
+        return True

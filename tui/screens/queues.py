@@ -70,7 +70,6 @@ class ConflictsView(ServiceCalls, Vertical):
                           fmt.day(c.latest), c.group)
         self.query_one("#conflicts-title", Label).update(
             f"Conflicts — {len(self.items)} open in {len(listing.groups)} group(s), {listing.dismissed} dismissed"
-            "   [dim]k keep one · x exclude (settles the group) · d dismiss[/dim]"
         )
         self._detail()
 
@@ -169,7 +168,7 @@ class VocabView(ServiceCalls, Vertical):
     def compose(self) -> ComposeResult:
         yield Label("Vocabulary inbox: reading…", id="vocab-title", classes="view-title")
         yield _table("inbox-table", "name", "origin", "into", "score", "status", "events", "first written by")
-        yield Label("Near-duplicate suggestions   [dim]m merge · v never merge[/dim]", classes="view-title")
+        yield Label("Near-duplicate suggestions", classes="view-title")
         yield _table("suggest-table", "names", "score", "merge into", "why")
 
     def refresh_data(self) -> None:
@@ -193,7 +192,7 @@ class VocabView(ServiceCalls, Vertical):
             sug.add_row(", ".join(c.names), f"{c.score:.2f}", c.into,
                         fmt.clip(c.reason + (" · cardinality differs" if c.cardinality_differs else ""), 60))
         self.query_one("#vocab-title", Label).update(
-            f"Vocabulary inbox — {len(self.entries)} open name(s)   [dim]s split a matched name[/dim]"
+            f"Vocabulary inbox — {len(self.entries)} open name(s) defined or matched by agents"
         )
 
     def action_merge(self) -> None:
@@ -284,7 +283,7 @@ class NotesView(ServiceCalls, Vertical):
         for b in self.notes:
             nt.add_row(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source)
         self.query_one("#notes-title", Label).update(
-            f"Note clusters — {len(self.clusters)} cluster(s) over {len(self.notes)} note(s)   [dim]p promote[/dim]"
+            f"Note clusters — {len(self.clusters)} cluster(s) over {len(self.notes)} note(s)"
         )
         self._detail()
 
@@ -346,7 +345,15 @@ class NotesView(ServiceCalls, Vertical):
         self.app.push_screen(FormScreen(f"Promote cluster {c.id}", fields, note="about: " + ", ".join(c.about)), done)
 
 
+def step_tab(tabs: TabbedContent, delta: int) -> None:
+    ids = [p.id for p in tabs.query(TabPane) if p.parent is not None and p.parent.parent is tabs]
+    if tabs.active in ids:
+        tabs.active = ids[(ids.index(tabs.active) + delta) % len(ids)]
+
+
 class QueuesView(Vertical):
+    BINDINGS = bindings("queues")
+
     def compose(self) -> ComposeResult:
         with TabbedContent(id="queue-tabs"):
             with TabPane("Conflicts", id="q-conflicts"):
@@ -362,3 +369,11 @@ class QueuesView(Vertical):
 
     def show(self, which: str) -> None:
         self.query_one("#queue-tabs", TabbedContent).active = f"q-{which}"
+
+    def action_next_tab(self) -> None:
+        step_tab(self.query_one("#queue-tabs", TabbedContent), 1)
+        self.screen.focus_active()  # type: ignore[attr-defined]
+
+    def action_prev_tab(self) -> None:
+        step_tab(self.query_one("#queue-tabs", TabbedContent), -1)
+        self.screen.focus_active()  # type: ignore[attr-defined]

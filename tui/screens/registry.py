@@ -95,9 +95,9 @@ class RegistryView(ServiceCalls, Vertical):
         for p in self.predicates:
             table.add_row(p["name"], p["cardinality"], p["value_type"], f"{p['events']:,}", p["origin"],
                           ", ".join(p["merged"]) or "", key=p["name"])
-        vocab = "open (writes may define predicates)" if listing["open_vocabulary"] else "closed"
+        vocab = "open" if listing["open_vocabulary"] else "closed"
         self.query_one("#registry-title", Label).update(
-            f"Registry — {len(self.predicates)} predicate(s), vocabulary {vocab}, digest {listing['digest'][:19]}…"
+            f"Registry — {len(self.predicates)} predicates · vocabulary {vocab} · digest {listing['digest'][7:19]}…"
         )
         index = next((i for i, p in enumerate(self.predicates) if p["name"] == keep), 0)
         if self.predicates:
@@ -159,6 +159,23 @@ class RegistryView(ServiceCalls, Vertical):
                 log.add_row(fmt.day(_ns(c["at"])), f"{c['op']}: {c['summary']}"
                             + (f" — {c['operator']}" if c.get("operator") else ""))
         self.query_one("#predicate-detail", Static).update(Group(t, log))
+
+    def action_next_tab(self) -> None:
+        from .queues import step_tab
+
+        step_tab(self.query_one("#registry-tabs", TabbedContent), 1)
+        self._focus_tab()
+
+    def action_prev_tab(self) -> None:
+        from .queues import step_tab
+
+        step_tab(self.query_one("#registry-tabs", TabbedContent), -1)
+        self._focus_tab()
+
+    def _focus_tab(self) -> None:
+        active = self.query_one("#registry-tabs", TabbedContent).active
+        target = {"reg-predicates": "#predicates-table", "reg-log": "#registry-log", "reg-lint": "#lint-table"}
+        self.query_one(target.get(active, "#predicates-table")).focus()
 
     # --- staging ---------------------------------------------------------------
 

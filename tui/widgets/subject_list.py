@@ -30,7 +30,13 @@ class SubjectList(ServiceCalls, Vertical):
         table.add_column("events", key="events")
         yield table
         yield Label("", id="subject-count")
+        yield Label("", id="store-label")
 
+    def show_store(self, session, read_only: bool) -> None:  # type: ignore[no-untyped-def]
+        """Which store, collection and operator the console works on."""
+        ro = " · [b]read-only[/b]" if read_only else ""
+        self.query_one("#store-label", Label).update(
+            f"{session.display_url}\n{session.collection} · {session.operator}{ro}")
     @property
     def table(self) -> DataTable:
         return self.query_one("#subject-table", DataTable)
@@ -88,6 +94,12 @@ class SubjectList(ServiceCalls, Vertical):
             return
         event.stop()
         self.table.focus()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a subject: into its pairs."""
+        if event.data_table.id == "subject-table":
+            event.stop()
+            self.app.action_show_view("pairs")  # type: ignore[attr-defined]
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "subject-table":

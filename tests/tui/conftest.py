@@ -1,0 +1,103 @@
+"""The TUI's fixtures: a copy of a small demo store per test, and the app opened on it.
+
+The demo store is built once per session (``build_demo`` without ``--events``) and
+copied for each test, so a test that applies a plan never changes another's store.
+The clock is fixed (``FIXED_NOW``) and the operator named, so plan ids, "now" and
+every screen are the same on every run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from recall_admin.demo import build_demo
+from recall_admin.session import Session
+from recall_engine.instants import parse_instant
+from recall_engine.storage import open_backend
+
+FIXED_NOW = parse_instant("2026-11-15T12:00:00Z")
+SIZE = (120, 40)
+
+
+@pytest.fixture(scope="session")
+def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("tui-demo") / "demo.db"
+    backend = open_backend(f"sqlite:///{path}")
+    try:
+        build_demo(backend)
+    finally:
+        backend.close()
+    return path
+
+
+@pytest.fixture
+def store_url(demo_template: Path, tmp_path: Path) -> str:
+    dst = tmp_path / "demo.db"
+    for suffix in ("", "-wal", "-shm"):
+        src = Path(str(demo_template) + suffix)
+        if src.exists():
+            shutil.copy(src, str(dst) + suffix)
+    return f"sqlite:///{dst}"
+
+
+@pytest.fixture
+def open_session(store_url: str) -> Iterator[Callable[[], Session]]:
+    opened: list[Session] = []
+
+    def make() -> Session:
+        s = Session.open(store_url, operator="tester", now=lambda: FIXED_NOW)
+        s.display_url = "sqlite:///demo.db"  # the temporary path would differ on every run
+        opened.append(s)
+        return s
+
+    yield make
+    for s in opened:
+        s.close()
+
+
+@pytest.fixture
+def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
+    from tui.app import RecallApp
+
+    def make() -> RecallApp:
+        return RecallApp(session=open_session())
+
+    return make
+
+
+async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
+    """Pause until ``condition()`` is truthy (workers report back through messages)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.02)
+
+
+async def ready(pilot: Any) -> None:
+    """The first screen: subjects listed and the first subject's pairs shown."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.session is not None and app.main.view("pairs").rows, what="first screen")
+    await pilot.pause()
+
+
+async def idle(pilot: Any) -> None:
+    """Every worker finished and its result shown."""
+    app = pilot.app
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)

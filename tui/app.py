@@ -1,0 +1,216 @@
+"""`RecallApp`: the Textual console over the recall_admin services (``recall-admin tui``).
+
+The app opens a ``Session`` (in a worker), shows the main screen, and routes keys
+and palette commands from the action table (``tui/actions.py``). It holds no rule
+of its own: every answer, plan, preview and write comes from a service call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import traceback
+from typing import Any
+
+from textual.app import App
+from textual.reactive import reactive
+from textual.screen import Screen
+
+from recall_admin.governance import Stager
+from recall_admin.session import DEFAULT_COLLECTION, Session, env_default
+
+from .actions import ACTIONS, APP, Action, bindings
+from .commands import RecallCommands
+from .screens.help import HelpScreen
+from .screens.main import MainScreen
+from .services import ServiceCalls, error_text
+
+log = logging.getLogger("recall.tui")
+
+
+class RecallApp(ServiceCalls, App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "recall-admin"
+    COMMANDS = App.COMMANDS | {RecallCommands}
+    BINDINGS = bindings(APP)
+
+    as_of: reactive[int | None] = reactive(None, init=False)
+
+    def __init__(
+        self,
+        store_url: str | None = None,
+        collection: str = DEFAULT_COLLECTION,
+        operator: str | None = None,
+        read_only: bool = False,
+        *,
+        session: Session | None = None,
+    ) -> None:
+        super().__init__()
+        self.store_url = store_url
+        self.collection = collection
+        self.operator_name = operator
+        self.open_read_only = read_only
+        self.session: Session | None = session
+        self.stager: Stager | None = None
+        self.errors: list[tuple[str, str]] = []  # every error shown, for tests and the log
+        self._owns_session = session is None
+
+    # --- session -----------------------------------------------------------------------
+
+    @property
+    def memory(self) -> Any:
+        assert self.session is not None, "the store is not open yet"
+        return self.session.memory
+
+    @property
+    def operator(self) -> str:
+        return self.session.operator if self.session else (self.operator_name or "")
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.session and self.session.read_only)
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen()
+
+    def open_session(self) -> None:
+        """Called by the main screen once mounted: open the store in a worker (or use the given session)."""
+        if self.session is not None:
+            self._opened(self.session)
+            return
+        self.call_service(Session.open, self.store_url, self.collection, self.operator_name, self.open_read_only,
+                          then=self._opened, failed=self._open_failed, group="session")
+
+    def _opened(self, session: Session) -> None:
+        self.session = session
+        self.stager = Stager(session.memory, session.collection, session.operator)
+        self.main.session_ready()
+
+    def _open_failed(self, exc: BaseException) -> None:
+        self.main.session_failed(*error_text(exc))
+
+    def on_unmount(self) -> None:
+        if self.session is not None and self._owns_session:
+            self.session.close()
+
+    @property
+    def main(self) -> MainScreen:
+        for s in self.screen_stack:
+            if isinstance(s, MainScreen):
+                return s
+        raise LookupError("the main screen is not mounted")
+
+    # --- errors ------------------------------------------------------------------------
+
+    def report_error(self, exc: BaseException) -> None:
+        """Show an error in the app: a service's message as it is, a bug as one line."""
+        title, text = error_text(exc)
+        self.errors.append((title, text))
+        if title == "internal error":
+            log.error("internal error in the console:\n%s", "".join(traceback.format_exception(exc)))
+        self.notify(text, title=title, severity="error", timeout=10)
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A bug in the console itself: outside tests, exit with one line, the traceback goes to the log."""
+        if self.is_headless:
+            super()._handle_exception(error)  # tests see the traceback
+            return
+        path = write_crash_log(error)
+        self._return_code = 1
+        self.exit(return_code=1, message=f"recall-admin tui: internal error: {type(error).__name__}: {error}"
+                                         f" (details in {path})")
+
+    # --- actions -----------------------------------------------------------------------
+
+    def watch_as_of(self, at: int | None) -> None:
+        self.main.as_of_changed(at)
+
+    def action_show_view(self, name: str) -> None:
+        self.main.show_view(name)
+
+    def action_focus_subjects(self) -> None:
+        self.main.query_one("#subject-filter").focus()
+
+    def action_focus_search(self) -> None:
+        self.main.show_view("pairs")
+        self.main.query_one("#search").focus()
+
+    def action_focus_as_of(self) -> None:
+        self.main.query_one("#as-of").focus()
+
+    def action_clear_as_of(self) -> None:
+        self.as_of = None
+
+    def action_refresh(self) -> None:
+        if self.session is None:
+            return
+        from .messages import StoreChanged
+
+        self.main.post_message(StoreChanged("refresh"))
+
+    def action_back(self) -> None:
+        """Escape: leave an input for the view's list, or close the search results."""
+        from textual.widgets import Input
+
+        main = self.main
+        if self.screen is not main:
+            return
+        if isinstance(self.focused, Input) and self.focused.id != "search":
+            main.focus_active()
+            return
+        if not main.view("pairs").close_search() and isinstance(self.focused, Input):
+            main.focus_active()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def run_action_row(self, a: Action) -> None:
+        """Run one row of the action table from the palette: show its view first."""
+        if a.scope == APP:
+            await self.run_action(a.action)
+            return
+        main = self.main
+        main.show_view(a.scope)
+        await self.run_action(a.action, main.view(a.scope))
+
+    def open_subject(self, subject: str) -> None:
+        main = self.main
+        main.query_one("#sidebar").select(subject)
+        main.show_view("pairs")
+
+
+def write_crash_log(error: BaseException) -> str:
+    """Write a traceback to the user log folder; returns where (or a note if that failed)."""
+    try:
+        import os
+
+        from platformdirs import user_log_dir
+
+        folder = user_log_dir("recall-admin")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "tui-crash.log")
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("".join(traceback.format_exception(error)) + "\n")
+        return path
+    except Exception:  # the log is a courtesy; never fail while failing
+        return "no log written"
+
+
+def main(argv: list[str] | None = None, **session_args: Any) -> None:
+    """Run the console. ``session_args`` (store_url, collection, operator, read_only) come from the CLI;
+    without them, the same global options are read from the command line and the environment."""
+    if not session_args:
+        parser = argparse.ArgumentParser(prog="recall-tui", description="The recall-admin terminal console.")
+        parser.add_argument("--store", default=env_default("RECALL_STORE"), metavar="URL")
+        parser.add_argument("--collection", default=env_default("RECALL_COLLECTION", DEFAULT_COLLECTION))
+        parser.add_argument("--operator", default=env_default("RECALL_OPERATOR"))
+        parser.add_argument("--read-only", action="store_true")
+        ns = parser.parse_args(argv)
+        session_args = dict(store_url=ns.store, collection=ns.collection, operator=ns.operator,
+                            read_only=ns.read_only)
+    RecallApp(**session_args).run()
+
+
+if __name__ == "__main__":
+    main()

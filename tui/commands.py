@@ -1,0 +1,46 @@
+"""The command palette (ctrl+p): every row of the action table, and the listed subjects by name."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from .actions import ACTIONS, APP
+
+SCOPE_NAMES = {"pairs": "Pairs", "history": "History", "explain": "Explain", "diff": "Diff",
+               "registry": "Registry", "conflicts": "Conflicts", "vocab": "Vocabulary", "notes": "Notes",
+               "plan": "Plan tray"}
+
+
+def _label(scope: str, title: str) -> str:
+    return title if scope == APP else f"{SCOPE_NAMES.get(scope, scope)}: {title}"
+
+
+class RecallCommands(Provider):
+    """Actions from the table; a subject listed in the sidebar opens by name."""
+
+    async def discover(self) -> Hits:
+        app: Any = self.app
+        for a in ACTIONS:
+            yield DiscoveryHit(_label(a.scope, a.title), partial(app.run_action_row, a), help=a.help)
+
+    async def search(self, query: str) -> Hits:
+        app: Any = self.app
+        matcher = self.matcher(query)
+        for a in ACTIONS:
+            text = _label(a.scope, a.title)
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), partial(app.run_action_row, a), text=text, help=a.help)
+        try:
+            subjects = app.main.query_one("#sidebar").subjects
+        except Exception:  # the store is not open yet
+            subjects = []
+        for subject, n in subjects[:200]:
+            text = f"Subject: {subject}"
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score * 0.9, matcher.highlight(text), partial(app.open_subject, subject), text=text,
+                          help=f"{n:,} event(s)")

@@ -1,0 +1,263 @@
+"""The main screen: subjects on the left, the views in tabs, the as-of instant and the plan on top."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Label, LoadingIndicator, Static, TabbedContent, TabPane, Tabs
+
+from recall_engine.instants import parse_instant
+
+from .. import format as fmt
+from ..messages import PairChosen, StagePlan, StoreChanged, SubjectChosen
+from ..widgets.subject_list import SubjectList
+from .diff import DiffView
+from .explain import ExplainView
+from .history import HistoryView
+from .pairs import PairsView
+from .plan import PlanTray
+from .queues import ConflictsView, NotesView, QueuesView, VocabView
+from .registry import RegistryView
+
+VIEWS = ("pairs", "history", "explain", "diff", "registry", "queues", "plan")
+TITLES = {"pairs": "1 Pairs", "history": "2 History", "explain": "3 Explain", "diff": "4 Diff",
+          "registry": "5 Registry", "queues": "6 Queues", "plan": "7 Plan"}
+QUEUES = ("conflicts", "vocab", "notes")
+
+
+class MainScreen(Screen[None]):
+    """Holds the selection (subject, pair); views read it and load what they show."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.subject: str | None = None
+        self.predicate: str | None = None
+        self.stale: set[str] = set(VIEWS) | set(QUEUES)
+        self.ready_at: float = 0.0
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="topbar"):
+            yield Label("recall-admin", id="brand")
+            yield Input(placeholder="/ search memory", id="search", compact=True)
+            yield Label("as of", classes="bar-label")
+            yield Input(placeholder="now (a)", id="as-of", compact=True)
+            yield Label("no plan staged", id="plan-badge")
+        with Horizontal(id="body"):
+            yield SubjectList(id="sidebar")
+            with TabbedContent(id="views", initial="pairs"):
+                with TabPane(TITLES["pairs"], id="pairs"):
+                    yield PairsView(id="pairs-view")
+                with TabPane(TITLES["history"], id="history"):
+                    yield HistoryView(id="history-view")
+                with TabPane(TITLES["explain"], id="explain"):
+                    yield ExplainView(id="explain-view")
+                with TabPane(TITLES["diff"], id="diff"):
+                    yield DiffView(id="diff-view")
+                with TabPane(TITLES["registry"], id="registry"):
+                    yield RegistryView(id="registry-view")
+                with TabPane(TITLES["queues"], id="queues"):
+                    yield QueuesView(id="queues-view")
+                with TabPane(TITLES["plan"], id="plan"):
+                    yield PlanTray(id="plan-view")
+        with Vertical(id="startup"):
+            yield LoadingIndicator()
+            yield Static("", id="startup-error")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # number keys switch views; the tab strips stay out of the focus chain so Tab moves between lists
+        for tabs in self.query(Tabs):
+            tabs.can_focus = False
+        self.app.open_session()  # type: ignore[attr-defined]
+
+    # --- session ---------------------------------------------------------------------
+
+    def session_ready(self) -> None:
+        app = self.app
+        self.add_class("-ready")
+        self.query_one(SubjectList).show_store(app.session, app.read_only)  # type: ignore[attr-defined]
+        self.query_one(SubjectList).load()
+        self.query_one(SubjectList).table.focus()
+
+    def session_failed(self, title: str, text: str) -> None:
+        self.query_one("#startup LoadingIndicator").display = False
+        self.query_one("#startup-error", Static).update(
+            f"[b red]Cannot open the store[/b red]\n\n{title}: {text}\n\n[dim]q quits[/dim]")
+
+    # --- views -----------------------------------------------------------------------
+
+    def view(self, name: str):  # type: ignore[no-untyped-def]
+        ids = {"pairs": "#pairs-view", "history": "#history-view", "explain": "#explain-view", "diff": "#diff-view",
+               "registry": "#registry-view", "queues": "#queues-view", "plan": "#plan-view",
+               "conflicts": "#conflicts", "vocab": "#vocab", "notes": "#notes"}
+        return self.query_one(ids[name])
+
+    @property
+    def active(self) -> str:
+        return self.query_one("#views", TabbedContent).active
+
+    def show_view(self, name: str) -> None:
+        if name in QUEUES:
+            self.query_one(QueuesView).show(name)
+            name = "queues"
+        tabs = self.query_one("#views", TabbedContent)
+        if tabs.active != name:
+            tabs.active = name
+        else:
+            self._load_if_stale(name)
+        self._focus_view(name)
+        self.call_after_refresh(self._focus_view, name)  # again once the switch is laid out
+
+    def on_screen_resume(self) -> None:
+        """Back from a dialog: keep the focus in the visible view."""
+        self.call_after_refresh(self._ensure_focus)
+
+    def _ensure_focus(self) -> None:
+        if self.focused is None or not self.focused.is_on_screen:
+            self.focus_active()
+
+    def focus_active(self) -> None:
+        self._focus_view(self.active)
+
+    def _focus_view(self, name: str) -> None:
+        """Give the view's main list the focus (a focused widget left in a hidden view would switch back)."""
+        target = {"pairs": "#pairs-table", "history": "#history-table", "explain": "#explain-scroll",
+                  "diff": "#diff-table", "registry": "#predicates-table",
+                  "plan": "#plan-changes"}.get(name)
+        if name == "queues":
+            inner = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")
+            target = {"conflicts": "#conflicts-table", "vocab": "#inbox-table", "notes": "#clusters-table"}[inner]
+        if target is not None and self.active == (name if name not in QUEUES else "queues"):
+            self.query_one(target).focus()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane = event.pane.id or ""
+        if event.tabbed_content.id == "views":
+            self._load_if_stale(pane)
+            if pane == "queues":
+                inner = self.query_one("#queue-tabs", TabbedContent).active
+                self._load_if_stale(inner.removeprefix("q-"))
+        elif event.tabbed_content.id == "queue-tabs":
+            self._load_if_stale(pane.removeprefix("q-"))
+
+    def _load_if_stale(self, name: str) -> None:
+        if self.app.session is None:  # type: ignore[attr-defined]
+            return
+        if name == "queues":
+            return
+        if name in self.stale:
+            self.stale.discard(name)
+            self.view(name).refresh_data()
+
+    def invalidate(self, *names: str) -> None:
+        """Mark views to re-read; the visible one re-reads now."""
+        self.stale.update(names or (set(VIEWS) | set(QUEUES)))
+        self.stale.discard("plan")
+        current = self.active
+        if current == "queues":
+            current = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")
+        self._load_if_stale(current)
+        if current in ("history", "explain", "pairs"):
+            pass
+
+    # --- selection ---------------------------------------------------------------------
+
+    def on_subject_chosen(self, message: SubjectChosen) -> None:
+        if message.subject == self.subject and "pairs" not in self.stale:
+            return
+        self.subject = message.subject
+        self.stale.update({"pairs", "history", "explain"})
+        self.predicate = None
+        self._load_if_stale("pairs")  # the pairs view picks the first pair and reports it
+        if self.active != "pairs":
+            self.view("pairs").refresh_data()
+            self.stale.discard("pairs")
+
+    def on_pair_chosen(self, message: PairChosen) -> None:
+        changed = (message.subject, message.predicate) != (self.subject, self.predicate)
+        if message.subject != self.subject:
+            self.subject = message.subject
+            self.query_one(SubjectList).select(message.subject)
+            self.stale.add("pairs")
+        self.predicate = message.predicate
+        if changed:
+            self.stale.update({"history", "explain"})
+        if message.open:
+            self.show_view(message.open)
+        elif self.active in ("history", "explain"):
+            self._load_if_stale(self.active)
+
+    def step_pair(self, delta: int) -> None:
+        """Move to the pair above or below in the subject's list (from history and explain)."""
+        pairs = self.view("pairs")
+        rows = pairs.rows
+        if not rows:
+            return
+        index = next((i for i, r in enumerate(rows) if r.predicate == self.predicate), 0)
+        index = max(0, min(len(rows) - 1, index + delta))
+        from textual.widgets import DataTable
+
+        pairs.query_one("#pairs-table", DataTable).move_cursor(row=index, animate=False)
+        if rows[index].predicate != self.predicate:
+            self.predicate = rows[index].predicate
+            self.stale.update({"history", "explain"})
+            self._load_if_stale(self.active)
+
+    # --- as of -------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "search":
+            event.stop()
+            self.show_view("pairs")
+            self.view("pairs").search(event.value)
+            return
+        if event.input.id != "as-of":
+            return
+        event.stop()
+        raw = event.value.strip()
+        try:
+            at = parse_instant(raw, what="as of") if raw else None
+        except Exception as exc:
+            self.app.report_error(exc)  # type: ignore[attr-defined]
+            return
+        self.app.as_of = at  # type: ignore[attr-defined]
+        self.focus_active()
+
+    def as_of_changed(self, at: int | None) -> None:
+        box = self.query_one("#as-of", Input)
+        text = "" if at is None else fmt.instant(at)
+        if box.value.strip() and at is not None and parse_instant(box.value, what="as of") == at:
+            pass
+        else:
+            box.value = text
+        self.invalidate("pairs", "history", "explain")
+
+    # --- plans and writes -------------------------------------------------------------
+
+    def on_stage_plan(self, message: StagePlan) -> None:
+        tray = self.query_one(PlanTray)
+        if tray.busy:
+            self.app.notify("A plan is being previewed; wait for it, then stage again.", severity="warning")
+            return
+        if tray.recipe is not None:
+            self.app.notify(f"Replaced the staged plan ({tray.recipe.title}).")
+        tray.stage(message.recipe)
+        self.show_view("plan")
+
+    def update_plan_badge(self) -> None:
+        tray = self.query_one(PlanTray)
+        badge = self.query_one("#plan-badge", Label)
+        if tray.recipe is None:
+            badge.update("no plan staged")
+        elif tray.busy:
+            badge.update(f"[yellow]previewing: {fmt.clip(tray.recipe.title, 30)}[/yellow]")
+        elif tray.stale:
+            badge.update(f"[red]stale plan: {fmt.clip(tray.recipe.title, 30)}[/red]")
+        elif tray.preview is not None:
+            n = tray.preview.impact.answers_changed
+            badge.update(f"[b]plan:[/b] {fmt.clip(tray.recipe.title, 30)} ({n} answer(s) change)")
+
+    def on_store_changed(self, message: StoreChanged) -> None:
+        self.query_one(SubjectList).load()
+        self.invalidate()
