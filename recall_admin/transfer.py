@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TextIO
 
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
-from recall_engine.records import REGISTRY_SUBJECT, Event, decode_event
+from recall_engine.records import REGISTRY_SUBJECT, Event, check_id, decode_event
 from recall_engine.registry import decode_record
 from recall_engine.storage.base import Store
 from recall_engine.text import normalize_subject
@@ -52,6 +52,7 @@ def decode_line(text: str, line_no: int) -> Event | None:
         raise InvalidEvent(f"line {line_no}: not valid JSON ({_json_problem(e)})") from None
     try:
         event = decode_event(obj)
+        check_id(event)
         if event.subject == REGISTRY_SUBJECT and not event.retraction:
             decode_record(event)
     except RecallError as e:

@@ -166,6 +166,8 @@ def describe_record(r: LoggedRecord, predicate: str) -> str:
         return f"{rec.name} merged into {rec.into}" + (f" (automatic match, score {rec.score:.2f})" if rec.score else "")
     if rec.op == "split":
         return f"{rec.name} split from the predicate it was merged into"
+    if rec.op == "vocabulary":
+        return "vocabulary opened: writes may define new predicates" if rec.open else "vocabulary closed"
     if rec.op == "promote":
         return f"{len(rec.notes)} note(s) promoted into {rec.name}"
     assert d is not None

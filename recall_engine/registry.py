@@ -249,7 +249,11 @@ def record_from_json(raw: object, where: str = "registry record") -> RegistryRec
     if raw.get("op") == "vocabulary":
         if set(raw) - {"op", "name", "open", "operator", "reason", "plan"} or not isinstance(raw.get("open"), bool):
             raise RegistryError(f"{where}: a vocabulary record holds only open: true or false")
-        return RegistryRecord(op="vocabulary", name="", open=raw["open"], operator=str(raw.get("operator", "")))
+        for key in ("operator", "reason", "plan"):
+            if not isinstance(raw.get(key, ""), str):
+                raise RegistryError(f"{where}: {key} must be text")
+        return RegistryRecord(op="vocabulary", name="", open=raw["open"], operator=raw.get("operator", ""),
+                              reason=raw.get("reason", ""), plan=raw.get("plan", ""))
     if not isinstance(name, str) or not PREDICATE_RE.match(name) or name in RESERVED_PREDICATES:
         raise RegistryError(f"{where} names no usable predicate")
     if "op" not in raw:

@@ -132,7 +132,7 @@ class RecallApp(ServiceCalls, App[None]):
         self.main.query_one("#subject-filter").focus()
 
     def action_focus_search(self) -> None:
-        self.main.show_view("pairs")
+        self.main.show_view("pairs", focus=False)
         self.main.query_one("#search").focus()
 
     def action_focus_as_of(self) -> None:
@@ -163,7 +163,14 @@ class RecallApp(ServiceCalls, App[None]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.ask(HelpScreen())
+
+    def ask(self, screen: Screen[Any], callback: Any = None) -> None:
+        """Open a dialog. The main screen forgets its focus first: on return it focuses the view that is
+        visible then (a dialog that stages a plan shows the tray), never the widget it was opened from."""
+        if self.screen is self.main:
+            self.main.set_focus(None)
+        self.push_screen(screen, callback)
 
     async def run_action_row(self, a: Action) -> None:
         """Run one row of the action table from the palette: show its view first."""

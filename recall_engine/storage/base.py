@@ -22,11 +22,13 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
-import numpy as np
 
 from ..errors import InvalidInput
+
+if TYPE_CHECKING:  # numpy costs ~300 ms to import; only the search path needs it
+    import numpy as np
 from ..records import Event
 
 MAX_PAIR_EVENTS = 10_000
@@ -142,7 +144,7 @@ class Store(ABC):
     def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]: ...
 
     @abstractmethod
-    def vector_search(self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None) -> list[Hit]: ...
+    def vector_search(self, vector: "np.ndarray", k: int, since: int | None = None, until: int | None = None) -> list[Hit]: ...
 
 
 class Backend(ABC):

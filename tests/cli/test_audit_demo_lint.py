@@ -122,3 +122,14 @@ def test_registry_lint_finds_one_way_exclusions(cli, tmp_path):
     cli.ok("init", "--registry", str(reg))
     findings = cli.ok("registry", "lint")["findings"]
     assert any(f["code"] == "one_way_exclude" and f["names"] == ["avoids", "likes"] for f in findings)
+
+
+def test_import_refuses_an_event_changed_after_it_was_written(cli, tmp_path):
+    from recall_engine.records import make_event
+
+    e = make_event("user", "prefers_editor", "vim", 1_788_220_800_000_000_000).to_json()
+    e["value"] = "emacs"  # the id still says vim
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(e) + "\n", encoding="utf-8")
+    err = cli.fail("import", str(path))
+    assert "line 1" in err["message"] and "does not match its content" in err["message"]

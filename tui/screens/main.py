@@ -12,6 +12,7 @@ from recall_engine.instants import parse_instant
 from .. import format as fmt
 from ..messages import PairChosen, StagePlan, StoreChanged, SubjectChosen
 from ..widgets.subject_list import SubjectList
+from ..widgets.view_tabs import ViewTabs
 from .diff import DiffView
 from .explain import ExplainView
 from .history import HistoryView
@@ -29,6 +30,8 @@ QUEUES = ("conflicts", "vocab", "notes")
 class MainScreen(Screen[None]):
     """Holds the selection (subject, pair); views read it and load what they show."""
 
+    AUTO_FOCUS = ""  # the focus is given explicitly: to the visible view's list
+
     def __init__(self) -> None:
         super().__init__()
         self.subject: str | None = None
@@ -45,7 +48,7 @@ class MainScreen(Screen[None]):
             yield Label("no plan staged", id="plan-badge")
         with Horizontal(id="body"):
             yield SubjectList(id="sidebar")
-            with TabbedContent(id="views", initial="pairs"):
+            with ViewTabs(id="views", initial="pairs"):
                 with TabPane(TITLES["pairs"], id="pairs"):
                     yield PairsView(id="pairs-view")
                 with TabPane(TITLES["history"], id="history"):
@@ -97,7 +100,7 @@ class MainScreen(Screen[None]):
     def active(self) -> str:
         return self.query_one("#views", TabbedContent).active
 
-    def show_view(self, name: str) -> None:
+    def show_view(self, name: str, focus: bool = True) -> None:
         if name in QUEUES:
             self.query_one(QueuesView).show(name)
             name = "queues"
@@ -106,8 +109,9 @@ class MainScreen(Screen[None]):
             tabs.active = name
         else:
             self._load_if_stale(name)
-        self._focus_view(name)
-        self.call_after_refresh(self._focus_view, name)  # again once the switch is laid out
+        if focus:
+            self._focus_view(name)
+            self.call_after_refresh(self._focus_view, name)  # again once the switch is laid out
 
     def on_screen_resume(self) -> None:
         """Back from a dialog: keep the focus in the visible view."""

@@ -277,7 +277,7 @@ class PlanTray(ServiceCalls, Vertical):
                  f"{self.app.operator}.", style=""),  # type: ignore[attr-defined]
             *([Text("\n") + render_plan.risks_text(data["risks"])] if data["risks"] else []),
         )
-        self.app.push_screen(ConfirmScreen("Apply this plan?", body, yes="Apply"), self._confirmed)
+        self.app.ask(ConfirmScreen("Apply this plan?", body, yes="Apply"), self._confirmed)
 
     def _confirmed(self, yes: bool | None) -> None:
         if not yes or self.preview is None:

@@ -20,6 +20,7 @@ from recall_engine.values import VALUE_TYPES
 from .. import format as fmt
 from ..actions import bindings
 from ..messages import StagePlan, StoreChanged
+from ..widgets.view_tabs import ViewTabs
 from ..services import ServiceCalls
 from ..staging import Recipe
 from .confirm import ConfirmScreen
@@ -119,7 +120,7 @@ class ConflictsView(ServiceCalls, Vertical):
 
             self.post_message(StagePlan(Recipe(f"confirm {c.subject}: keep {keep}", build, "conflicts")))
 
-        self.app.push_screen(FormScreen("Confirm a conflict", fields,
+        self.app.ask(FormScreen("Confirm a conflict", fields,
                                         note="The kept value is re-stated; the others are withdrawn."), done)
 
     def action_exclude(self) -> None:
@@ -148,7 +149,7 @@ class ConflictsView(ServiceCalls, Vertical):
 
         body = Text(f"{c.subject}: {fmt.values([c.value])} under {', '.join(c.predicates)}\n\n"
                     "A review decision is appended; the conflict stays hidden until either belief changes.")
-        self.app.push_screen(ConfirmScreen("Dismiss this conflict?", body, yes="Dismiss"), done)
+        self.app.ask(ConfirmScreen("Dismiss this conflict?", body, yes="Dismiss"), done)
 
     def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
         self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}")
@@ -214,7 +215,7 @@ class VocabView(ServiceCalls, Vertical):
             others = [n for n in c.names if n != into]
             self.post_message(StagePlan(Recipe(f"merge {', '.join(others)} into {into}", build, "vocab")))
 
-        self.app.push_screen(FormScreen("Merge near-duplicates", fields, note=c.reason), done)
+        self.app.ask(FormScreen("Merge near-duplicates", fields, note=c.reason), done)
 
     def action_split(self) -> None:
         e = _row(self.query_one("#inbox-table", DataTable), self.entries)
@@ -239,7 +240,7 @@ class VocabView(ServiceCalls, Vertical):
                               then=lambda ids: self._recorded(c), group="never")
 
         body = Text(f"{', '.join(c.names)} will not be suggested for a merge again (a review decision).")
-        self.app.push_screen(ConfirmScreen("Never merge these names?", body, yes="Never merge"), done)
+        self.app.ask(ConfirmScreen("Never merge these names?", body, yes="Never merge"), done)
 
     def _recorded(self, c: vocab_svc.Cluster) -> None:
         self.app.notify(f"Recorded: never merge {', '.join(c.names)}")
@@ -342,7 +343,7 @@ class NotesView(ServiceCalls, Vertical):
 
             self.post_message(StagePlan(Recipe(f"promote {len(c.notes)} note(s) into {pred}", build, "notes")))
 
-        self.app.push_screen(FormScreen(f"Promote cluster {c.id}", fields, note="about: " + ", ".join(c.about)), done)
+        self.app.ask(FormScreen(f"Promote cluster {c.id}", fields, note="about: " + ", ".join(c.about)), done)
 
 
 def step_tab(tabs: TabbedContent, delta: int) -> None:
@@ -355,7 +356,7 @@ class QueuesView(Vertical):
     BINDINGS = bindings("queues")
 
     def compose(self) -> ComposeResult:
-        with TabbedContent(id="queue-tabs"):
+        with ViewTabs(id="queue-tabs"):
             with TabPane("Conflicts", id="q-conflicts"):
                 yield ConflictsView(id="conflicts")
             with TabPane("Vocabulary", id="q-vocab"):

@@ -18,6 +18,7 @@ from recall_engine.values import VALUE_TYPES
 from .. import format as fmt
 from ..actions import bindings
 from ..messages import StagePlan
+from ..widgets.view_tabs import ViewTabs
 from ..services import ServiceCalls
 from ..staging import Recipe
 from .form import Field, FormScreen
@@ -61,7 +62,7 @@ class RegistryView(ServiceCalls, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Registry", id="registry-title", classes="view-title")
-        with TabbedContent(id="registry-tabs"):
+        with ViewTabs(id="registry-tabs"):
             with TabPane("Predicates", id="reg-predicates"):
                 with Horizontal():
                     table: DataTable = DataTable(id="predicates-table", cursor_type="row")
@@ -217,7 +218,7 @@ class RegistryView(ServiceCalls, Vertical):
                 kwargs["allowed"] = split_names(v["allowed"])
             self.post_message(StagePlan(Recipe(f"redefine {name}", lambda st: st.redefine(name, **kwargs), "registry")))
 
-        self.app.push_screen(FormScreen(f"Redefine {p['name']}", fields,
+        self.app.ask(FormScreen(f"Redefine {p['name']}", fields,
                                         note="Nothing is written: the plan is previewed in the tray."), done)
 
     def action_merge(self) -> None:
@@ -237,7 +238,7 @@ class RegistryView(ServiceCalls, Vertical):
             self.post_message(StagePlan(Recipe(f"merge {name} into {into}",
                                                lambda st: st.merge(name, into, reason=reason), "registry")))
 
-        self.app.push_screen(FormScreen(f"Merge {p['name']}", fields), done)
+        self.app.ask(FormScreen(f"Merge {p['name']}", fields), done)
 
     def action_split(self) -> None:
         merged = [(n, n) for p in self.predicates for n in p["merged"]]
@@ -255,7 +256,7 @@ class RegistryView(ServiceCalls, Vertical):
             name, reason = v["name"], v.get("reason", "")
             self.post_message(StagePlan(Recipe(f"split {name}", lambda st: st.split(name, reason=reason), "registry")))
 
-        self.app.push_screen(FormScreen("Split a merged name", fields), done)
+        self.app.ask(FormScreen("Split a merged name", fields), done)
 
     def action_define(self) -> None:
         fields = [
@@ -277,7 +278,7 @@ class RegistryView(ServiceCalls, Vertical):
                           excludes=split_names(v.get("excludes", "")), reason=v.get("reason", ""))
             self.post_message(StagePlan(Recipe(f"define {name}", lambda st: st.define(name, **kwargs), "registry")))
 
-        self.app.push_screen(FormScreen("Define a predicate", fields), done)
+        self.app.ask(FormScreen("Define a predicate", fields), done)
 
 
 def _ns(text: str | None) -> int | None:
