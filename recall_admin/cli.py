@@ -543,6 +543,16 @@ def _progress(state: State, label: str) -> Iterator[_Bar]:
         bar.stop()
 
 
+@app.command(rich_help_panel="Console")
+def tui(ctx: typer.Context) -> None:
+    """Open the terminal console (Textual) on the same store, collection and operator."""
+    state = _state(ctx)
+    from tui.app import main as tui_main  # imported here: the CLI stays light without the console
+
+    tui_main(store_url=state.store_url, collection=state.collection, operator=state.operator,
+             read_only=state.read_only)
+
+
 # --- commands from other modules: governance, review queues, audit/demo/lint ---------------
 
 

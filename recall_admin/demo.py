@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from typing import Callable, Iterator
 
-from recall_engine.instants import DAY_NS, NS, parse_instant
+from recall_engine.instants import NS, parse_instant
 from recall_engine.records import Event, make_event
 from recall_engine.registry import Definition, RegistryRecord
 from recall_engine.registry_files import load_starter

@@ -9,14 +9,14 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Sequence
 
-from recall_engine.errors import InvalidInput, PlanError, RecallError, RegistryError, StalePlan
+from recall_engine.errors import InvalidInput, PlanError, RegistryError, StalePlan
 from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
 from recall_engine.records import REGISTRY_SUBJECT, Event
 from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
 from recall_engine.text import NOTE, normalize_subject
 from recall_engine.timeline import Timeline
-from recall_engine.values import STORAGE_CLASS, normalize_value, parse_cli_value, value_key
+from recall_engine.values import normalize_value, parse_cli_value
 
 from .plans import Plan
 

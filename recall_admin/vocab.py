@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -31,8 +30,7 @@ from recall_engine.records import Event
 from recall_engine.registry import Definition
 from recall_engine.text import NOTE
 from recall_engine.timeline import DEFINING, LoggedRecord, Timeline
-from recall_engine.embed import tokens
-from recall_engine.vocabulary import _stem, similarity
+from recall_engine.vocabulary import similarity
 
 from . import review
 from .governance import Stager
@@ -50,29 +48,6 @@ def cluster_id(names: Iterable[str]) -> str:
     return "v-" + hashlib.sha256(raw.encode()).hexdigest()[:12]
 
 
-# Words that say nothing about what a description is about.
-_DESCRIPTION_STOP = frozenset(
-    """a an the i me my you your we our they their them he his him she her it its this that these those is am are
-    was were be been being do does did has have had to of in on at by for from with as and or but so than then
-    there here very just also too now when which what who whom whose where how one per statement given known
-    something someone somebody person people user users customer developer thing things e g eg etc usual
-    usually exactly few words word""".split()
-)
-_EXAMPLES = re.compile(r"\be\.g\.|\bfor example\b|\bsuch as\b", re.IGNORECASE)
-
-
-def description_words(text: str) -> set[str]:
-    """The stems a description is about (its examples and filler words left out)."""
-    head = _EXAMPLES.split(text or "", maxsplit=1)[0]
-    return {_stem(w) for w in tokens(head) if w not in _DESCRIPTION_STOP and len(w) > 1}
-
-
-def descriptions_disagree(a: str, b: str) -> bool:
-    """Two real descriptions (two words or more each) that share no word at all."""
-    wa, wb = description_words(a), description_words(b)
-    return len(wa) >= 2 and len(wb) >= 2 and not (wa & wb)
-
-
 def pair_score(a: Definition, b: Definition) -> float:
     """Similarity of two definitions for a merge suggestion, in [0, 1].
 
@@ -83,10 +58,7 @@ def pair_score(a: Definition, b: Definition) -> float:
     strict threshold (score times 0.85)."""
     if a.storage_class != b.storage_class:
         return 0.0
-    s = max(similarity(a.name, a.description, b), similarity(b.name, b.description, a))
-    if s > 0 and descriptions_disagree(a.description, b.description):
-        s *= 0.85
-    return s
+    return max(similarity(a.name, a.description, b), similarity(b.name, b.description, a))
 
 
 # --- inbox --------------------------------------------------------------------------
@@ -191,7 +163,7 @@ def inbox(memory: Memory, *, include_reviewed: bool = False) -> list[InboxEntry]
                 entry.into = tl.canonical(rec.name)
             elif later is not None:
                 entry.status = "reviewed"
-            entry.actions = ["recall-admin vocab suggest", f"recall-admin redefine {rec.name} ..."]
+            entry.actions = ["recall-admin vocab suggest", f"recall-admin registry show {rec.name}"]
         if later is not None:
             entry.reviewed_by = {"op": later.record.op, "at": format_rfc3339(later.at),
                                  "operator": later.record.operator, "plan": later.record.plan}

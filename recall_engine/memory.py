@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from . import clock
-from .errors import InvalidInput, LimitExceeded, NotFound, UnknownPredicate
+from .errors import InvalidInput, LimitExceeded, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, change_of, explain, history
 from .instants import MINUTE_NS, format_rfc3339
 from .records import (
-    KINDS, MAX_EVIDENCE_BYTES, REGISTRY_SUBJECT, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
+    KINDS, MAX_EVIDENCE_BYTES, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
 )
 from .registry import Definition, RegistryRecord
 from .storage.base import MAX_PAIR_EVENTS, Store

@@ -8,7 +8,7 @@ format; ``timeline`` folds the records into names and rules.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Mapping
 
 from .errors import RegistryError

@@ -2,9 +2,10 @@
 
 Pure and deterministic. Names are compared as words after light stemming and a
 small table of words that mean the same in predicate names (prefers /
-preference / favorite); rapidfuzz scores what remains, and the lexical
-embedder compares descriptions when both sides have one. Names that differ by
-a word of opposite meaning (likes / dislikes, avoids) never match.
+preference / favorite); rapidfuzz scores what remains. Descriptions can only
+veto a near name (when both say what they are about and share no word). Names
+that differ by a word of opposite meaning (likes / dislikes, avoids) never
+match. Measured in benchmarks/bench_matching.py on a labelled set.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-import numpy as np
+import re
 from rapidfuzz import fuzz
 
-from .embed import embed
+from .embed import tokens
 from .registry import Definition
 from .text import NOTE
 
@@ -89,20 +90,40 @@ def name_similarity(a: str, b: str) -> float:
     return min(ratio, 0.5 + 0.5 * overlap) if overlap < 1 else ratio
 
 
-def description_similarity(a: str, b: str) -> float:
-    if not a.strip() or not b.strip():
-        return 0.0
-    return float(np.dot(embed(a), embed(b)))
+# Words that say nothing about what a description is about.
+_DESCRIPTION_STOP = frozenset(
+    """a an the i me my you your we our they their them he his him she her it its this that these those is am are
+    was were be been being do does did has have had to of in on at by for from with as and or but so than then
+    there here very just also too now when which what who whom whose where how one per statement given known
+    something someone somebody person people user users customer developer thing things e g eg etc usual
+    usually exactly few words word""".split()
+)
+_EXAMPLES = re.compile(r"\be\.g\.|\bfor example\b|\bsuch as\b", re.IGNORECASE)
+DESCRIPTION_VETO = 0.85  # a near name whose description is about something else drops below any strict threshold
+
+
+def description_words(text: str) -> set[str]:
+    """The stems a description is about (its examples and filler words left out)."""
+    head = _EXAMPLES.split(text or "", maxsplit=1)[0]
+    return {_stem(w) for w in tokens(head) if w not in _DESCRIPTION_STOP and len(w) > 1}
+
+
+def descriptions_disagree(a: str, b: str) -> bool:
+    """Two real descriptions (two words or more each) that share no word at all."""
+    wa, wb = description_words(a), description_words(b)
+    return len(wa) >= 2 and len(wb) >= 2 and not (wa & wb)
 
 
 def similarity(name: str, description: str, other: Definition) -> float:
+    """How likely ``name`` (described by ``description``) means ``other``, in [0, 1].
+
+    The names decide; descriptions, when both say what they are about, can only
+    veto: ``plans`` ("something the person intends to do") is not ``plan`` ("the
+    subscription tier") however close the names are.
+    """
     n = name_similarity(name, other.name)
-    if n == 0.0:
-        return 0.0
-    if description and other.description:
-        # descriptions can only confirm a near name, never make a far one match
-        d = description_similarity(description, other.description)
-        return min(1.0, 0.85 * n + 0.15 * max(d, n)) if d < n else n
+    if n > 0 and descriptions_disagree(description, other.description):
+        return n * DESCRIPTION_VETO
     return n
 
 

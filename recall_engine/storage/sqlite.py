@@ -87,6 +87,7 @@ class SQLiteBackend(Backend):
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA cache_size = -65536")
             conn.execute("PRAGMA mmap_size = 268435456")
+            conn.execute("PRAGMA journal_size_limit = 67108864")  # the log shrinks back to 64 MiB
             if self.read_only:
                 conn.execute("PRAGMA query_only = ON")
         except sqlite3.Error as e:

@@ -7,31 +7,27 @@ import itertools
 import json
 import sqlite3
 import threading
-import unicodedata
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-import numpy as np
-
-from ..embed import DIMENSIONS, embed_batch, event_text, tokens
 from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ..values import value_key
-from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
+from .base import MAX_PAIR_EVENTS, Store, Touch
 from .schema_sqlite import SECONDARY_INDEXES
-from .vector_index import SparseVectors, encode_rows
+from .sqlite_search import SearchMixin
+from .sqlite_util import COLS as _COLS, chunks as _chunks, marks as _marks, unique as _unique
 
 if TYPE_CHECKING:
     from .sqlite import SQLiteBackend
+    from .vector_index import SparseVectors
+
+# numpy and the embedder (which needs it) are imported where they are used, so that
+# opening a store and reading pairs stays quick to start (the CLI opens one per command).
 
 MAX_REGISTRY_EVENTS = 100_000
-# A ranked keyword query scores every event holding one of its words (BM25 needs each
-# word's frequency over the whole collection). Words are ranked rarest first while the
-# events they match stay under this budget; see keyword_search.
-KEYWORD_BUDGET = 20_000
 FETCH = 1000  # rows per fetchmany in streams
-CHUNK = 500  # parameters per IN list
 
 # Reserved subjects ("recall:registry", "recall:review", ...): every subject in
 # [RESERVED_LOW, RESERVED_HIGH) starts with "recall:" (';' follows ':').
@@ -39,25 +35,9 @@ RESERVED_LOW = "recall:"
 RESERVED_HIGH = "recall;"
 NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
 
-_COLS = "position, id, observed_at, body"
-
-
 # the body of an event: json.dumps(event.to_json(), separators=(",", ":")), without
 # building a new encoder for every event
 _compact = json.JSONEncoder(separators=(",", ":")).encode
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
-def _chunks(items: Sequence[str], size: int = CHUNK) -> Iterator[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
 
 
 def _refused(what: str, limit: int) -> IncompleteHistory:
@@ -70,24 +50,12 @@ def _pair_name(subject: str, predicates: Sequence[str]) -> str:
     return f"the pair {subject}/{predicates[0]} (stored under {', '.join(predicates)})"
 
 
-def _match_expression(words: Sequence[str]) -> str:
-    """Words as an FTS5 query that can only mean "any of these words": each one is quoted."""
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-
-
-def _fold(word: str) -> str:
-    """A word as the FTS tokenizer stores it (diacritics removed), to look up its frequency."""
-    if word.isascii():
-        return word
-    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
-
-
-class SQLiteStore(Store):
+class SQLiteStore(SearchMixin, Store):
     def __init__(self, backend: "SQLiteBackend", collection: str, collection_id: int) -> None:
         self.backend = backend
         self.collection = collection
         self.cid = collection_id
-        self._vectors = SparseVectors()
+        self._vectors: SparseVectors | None = None
         self._vector_lock = threading.Lock()
         self._doc_freq: dict[str, int] = {}
         self._doc_freq_at = 0  # the collection's size when the frequencies were read
@@ -185,7 +153,11 @@ class SQLiteStore(Store):
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e:
-            raise StorageError(f"cannot write to {where}: {e} (waited {self._busy_seconds()} s for the write lock)") from None
+            waited = conn.execute("PRAGMA busy_timeout").fetchone()[0] / 1000
+            raise StorageError(
+                f"cannot write to {where}: {e} (another writer held the write lock for more than {waited:g} s); "
+                "nothing was written"
+            ) from None
         try:
             yield conn
             conn.execute("COMMIT")
@@ -195,11 +167,6 @@ class SQLiteStore(Store):
             if isinstance(e, (sqlite3.Error, UnicodeError, OverflowError)):
                 raise StorageError(f"the append to {where} was refused: {e}; nothing of it was written") from None
             raise
-
-    def _busy_seconds(self) -> int:
-        from .sqlite import BUSY_TIMEOUT_MS
-
-        return BUSY_TIMEOUT_MS // 1000
 
     @staticmethod
     def _prepare(events: Sequence[Event]) -> list[tuple]:
@@ -215,6 +182,9 @@ class SQLiteStore(Store):
             out.append((ev, _compact(obj), value_key(ev.value)))
         if not out:
             return out
+        from ..embed import embed_batch, event_text
+        from .vector_index import encode_rows
+
         sentences = [event_text(p[0]) for p in out]
         vectors = encode_rows(embed_batch(sentences))
         # what keyword search indexes: the sentence, then the evidence (embed.search_text)
@@ -337,7 +307,13 @@ class SQLiteStore(Store):
                 with self._write() as c:
                     for sql in SECONDARY_INDEXES.values():
                         c.execute(sql)
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            # fold the import's log into the file and shrink it, without waiting for readers
+            busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {int(busy)}")
         return written
 
     # --- watermarks ----------------------------------------------------------
@@ -443,12 +419,13 @@ class SQLiteStore(Store):
         preds = _unique(predicates)
         if not preds:
             return iter(())
+        top = self.position()  # the stream ends where the log stood when it was asked for
         if subjects is None:
-            return self._merged(preds, [None])
+            return self._merged(preds, [None], top)
         subs = sorted(set(subjects))
-        return self._merged(preds, list(_chunks(subs))) if subs else iter(())
+        return self._merged(preds, list(_chunks(subs)), top) if subs else iter(())
 
-    def _merged(self, preds: list[str], chunks: list[Sequence[str] | None]) -> Iterator[Event]:
+    def _merged(self, preds: list[str], chunks: list[Sequence[str] | None], top: int) -> Iterator[Event]:
         conn = self._conn()
         for chunk in chunks:
             streams = []
@@ -456,15 +433,15 @@ class SQLiteStore(Store):
                 if chunk is None:
                     sql, params = (
                         f"SELECT subject, {_COLS} FROM events "
-                        "WHERE collection_id = ? AND predicate = ? ORDER BY subject, position",
-                        (self.cid, p),
+                        "WHERE collection_id = ? AND predicate = ? AND position <= ? ORDER BY subject, position",
+                        (self.cid, p, top),
                     )
                 else:
                     sql, params = (
                         f"SELECT subject, {_COLS} FROM events "
                         f"WHERE collection_id = ? AND predicate = ? AND subject IN ({_marks(len(chunk))}) "
-                        "ORDER BY subject, position",
-                        (self.cid, p, *chunk),
+                        "AND position <= ? ORDER BY subject, position",
+                        (self.cid, p, *chunk, top),
                     )
                 streams.append(self._rows(conn.execute(sql, params)))
             rows = streams[0] if len(streams) == 1 else heapq.merge(*streams)
@@ -489,9 +466,10 @@ class SQLiteStore(Store):
             cursor.close()
 
     def all_events(self, after_position: int = 0) -> Iterator[Event]:
+        top = self.position()  # the stream ends where the log stood when it was asked for
         cursor = self._conn().execute(
-            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND position > ? ORDER BY position",
-            (self.cid, int(after_position)),
+            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND position > ? AND position <= ? ORDER BY position",
+            (self.cid, int(after_position), top),
         )
         return self._stream(cursor)
 
@@ -552,129 +530,3 @@ class SQLiteStore(Store):
             (self.cid,),
         ).fetchall()
         return {p: int(n) for p, n in rows}
-
-    # --- search --------------------------------------------------------------
-
-    def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
-        """BM25 over the words of ``text`` (each quoted, so nothing in it is query syntax).
-
-        Words found in more than half of the collection's events are left out of the
-        ranking (BM25 gives them no weight), and so are the most common of the rest once
-        the events to score pass KEYWORD_BUDGET. When the ranked words find fewer than
-        ``k`` events, events holding any of the words fill the list, newest first, with
-        score 0. ``since``/``until`` bound observed_at, both inclusive."""
-        words = _unique(tokens(text or ""))
-        if not words or k <= 0:
-            return []
-        conn = self._conn()
-        n = self.count()
-        freq = self._frequencies(conn, words, n)
-        useful = sorted((w for w in words if freq[w] * 2 <= n), key=lambda w: freq[w])
-        ranked: list[str] = []
-        total = 0
-        for w in useful:
-            if total + freq[w] > KEYWORD_BUDGET:
-                break
-            ranked.append(w)
-            total += freq[w]
-        found: list[tuple[int, float]] = []
-        if ranked:
-            found = self._fts(conn, ranked, k, since, until, ranked=True)
-        if len(found) < k:
-            seen = {p for p, _ in found}
-            more = self._fts(conn, words, k + len(found), since, until, ranked=False)
-            found += [(p, 0.0) for p, _ in more if p not in seen][: k - len(found)]
-        return self._hits(conn, found)
-
-    def _frequencies(self, conn: sqlite3.Connection, words: list[str], n: int) -> dict[str, int]:
-        """How many events hold each word (remembered until the collection grows by a quarter)."""
-        with self._vector_lock:
-            if n > self._doc_freq_at * 5 // 4 + 100 or n < self._doc_freq_at or not self._doc_freq:
-                self._doc_freq = {}
-                self._doc_freq_at = n
-            cache = self._doc_freq
-            missing = _unique(_fold(w) for w in words if _fold(w) not in cache)
-        for chunk in _chunks(missing):
-            got = dict(
-                conn.execute(
-                    f"SELECT term, doc FROM event_vocab_{self.cid} WHERE term IN ({_marks(len(chunk))})", chunk
-                ).fetchall()
-            )
-            with self._vector_lock:
-                for w in chunk:
-                    cache[w] = int(got.get(w, 0))
-        return {w: cache.get(_fold(w), 0) for w in words}
-
-    def _fts(
-        self, conn: sqlite3.Connection, words: list[str], k: int, since: int | None, until: int | None, *, ranked: bool
-    ) -> list[tuple[int, float]]:
-        table = f"event_text_{self.cid}"
-        join, window, params = "", "", []
-        if since is not None or until is not None:
-            join = f" JOIN events e ON e.position = {table}.rowid"
-            if since is not None:
-                window += " AND e.observed_at >= ?"
-                params.append(int(since))
-            if until is not None:
-                window += " AND e.observed_at <= ?"
-                params.append(int(until))
-        order = f"{table}.rank, {table}.rowid" if ranked else f"{table}.rowid DESC"
-        rank = f"{table}.rank" if ranked else "0"
-        rows = conn.execute(
-            f"SELECT {table}.rowid, {rank} FROM {table}{join} WHERE {table} MATCH ?{window} ORDER BY {order} LIMIT ?",
-            (_match_expression(words), *params, int(k)),
-        ).fetchall()
-        return [(int(p), -float(r) if r else 0.0) for p, r in rows]
-
-    def _hits(self, conn: sqlite3.Connection, found: list[tuple[int, float]]) -> list[Hit]:
-        if not found:
-            return []
-        by_pos: dict[int, tuple] = {}
-        positions = [p for p, _ in found]
-        for chunk in _chunks(positions):
-            for row in conn.execute(f"SELECT {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk):
-                by_pos[row[0]] = row
-        events = self._decode(by_pos[p] for p in positions)
-        return [Hit(ev, score) for ev, (_, score) in zip(events, found)]
-
-    def _load_vectors(self) -> SparseVectors:
-        with self._vector_lock:
-            vs = self._vectors
-            cursor = self._conn().execute(
-                f"SELECT position, observed_at, vector FROM event_vectors_{self.cid} WHERE position > ? "
-                "ORDER BY position",
-                (vs.upto,),
-            )
-            try:
-                while True:
-                    rows = cursor.fetchmany(20_000)
-                    if not rows:
-                        break
-                    pos, obs, blobs = zip(*rows)
-                    try:
-                        vs.add(list(pos), list(obs), list(blobs))
-                    except ValueError as e:
-                        raise StorageError(
-                            f"the vectors of collection {self.collection!r} are corrupt ({e}); search is refused"
-                        ) from None
-            finally:
-                cursor.close()
-            vs.settle()
-            return vs
-
-    def vector_search(self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
-        """Exact cosine ranking of every event of the collection (see vector_index.py);
-        ties go to the older event; ``since``/``until`` bound observed_at, both inclusive."""
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if q.shape != (DIMENSIONS,):
-            raise InvalidInput(f"a search vector has {DIMENSIONS} dimensions, got {q.size}")
-        if k <= 0:
-            return []
-        norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
-        if norm > 0:
-            q = q / np.float32(norm)
-        vs = self._load_vectors()
-        if vs.n == 0:
-            return []
-        found = vs.top(q, int(k), None if since is None else int(since), None if until is None else int(until))
-        return self._hits(self._conn(), found)

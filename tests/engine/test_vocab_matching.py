@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from recall_admin import vocab
-from recall_admin.vocab import descriptions_disagree, pair_score
+from recall_admin.vocab import pair_score
+from recall_engine.vocabulary import descriptions_disagree
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.registry import Definition, RegistryRecord

@@ -256,6 +256,17 @@ def test_all_events_in_position_order_and_after_a_position(store):
     assert ids(store.all_events(after_position=p)) == ids(second)
 
 
+def test_streams_end_where_the_log_stood_when_they_were_asked_for(store):
+    store.append([ev(f"s{i}", "likes", f"v{i}", i) for i in range(5)])
+    events = store.all_events()
+    grouped = store.predicate_events(["likes"])
+    first, first_grouped = next(events), next(grouped)
+    store.append([ev("s0", "likes", "late", 9), ev("zz", "likes", "later", 10)])
+    assert len([first, *events]) == 5
+    assert len([first_grouped, *grouped]) == 5
+    assert len(list(store.all_events())) == 7
+
+
 def test_shared_values_finds_one_value_under_two_names(store):
     store.append([
         ev("user", "likes", "Mango"),

@@ -379,6 +379,26 @@ def test_a_batch_refused_by_the_database_leaves_nothing(db):
             assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == (0 if table == "event_replaces" else 1)
 
 
+def test_a_writer_that_cannot_get_the_write_lock_gives_up_and_writes_nothing(db):
+    with open_backend(str(db)) as b:
+        store = b.store("memories")
+        b.conn().execute("PRAGMA busy_timeout = 200")  # 10 s by default
+        other = raw(db)
+        other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        try:
+            with pytest.raises(StorageError) as err:
+                store.append([ev("user", "likes", "tea")])
+        finally:
+            other.execute("ROLLBACK")
+        assert str(err.value) == (
+            f"cannot write to collection 'memories' of the store at sqlite:///{db}: database is locked "
+            "(another writer held the write lock for more than 0.2 s); nothing was written"
+        )
+        assert store.count() == 0
+        store.append([ev("user", "likes", "tea")])
+        assert store.count() == 1
+
+
 CRASH = """
 import os, sys
 from recall_engine.records import make_event
@@ -421,8 +441,7 @@ print("done")
 
 
 def test_several_processes_writing_one_file_lose_nothing(db):
-    with open_backend(str(db)) as b:
-        b.store("memories")
+    # they also race to create the file, its schema and the collection
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
         subprocess.Popen([sys.executable, "-c", WRITER, str(db), who], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

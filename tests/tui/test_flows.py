@@ -101,7 +101,7 @@ def test_history_shows_every_step_and_the_timeline(make_app: Any) -> None:
             await wait_for(pilot, lambda: history.data is not None)
             steps = history.data.steps
             assert [s.after for s in steps] == [("Lisbon",), ("Berlin",), ("Toronto",)]
-            table = app.main.query_one("#history-table", DataTable)
+            table = app.main.query_one("#history-table")
             assert table.row_count == 3
             spans = history.data.spans
             assert [s.value for s in spans] == ["Lisbon", "Berlin", "Toronto"] and spans[-1].held_now
@@ -128,7 +128,7 @@ def test_as_of_refolds_every_view(make_app: Any) -> None:
             at = parse_instant("2026-06-01")
             await wait_for(pilot, lambda: history.data.at == at, what="the re-fold")
             assert [b.value for b in history.data.answer] == ["Berlin"]
-            assert app.main.query_one("#history-table", DataTable).cursor_row == 1  # the step in force
+            assert app.main.query_one("#history-table").cursor_row == 1  # the step in force
             await pilot.press("1")
             pairs = app.main.view("pairs")
             await wait_for(pilot, lambda: {r.predicate: r.values for r in pairs.rows}.get("lives_in") == ("Berlin",))
@@ -189,7 +189,9 @@ def test_registry_lists_predicates_log_and_lint(make_app: Any) -> None:
             names = [p["name"] for p in view.predicates]
             assert "lives_in" in names and "note" in names
             assert app.main.query_one("#registry-log", DataTable).row_count == len(view.data["log"]["changes"])
-            assert "lint" in view.data
+            await wait_for(pilot, lambda: view.findings is not None, what="lint")
+            assert any(f["code"] == "near_duplicate" and "editor_preference" in f["names"] for f in view.findings)
+            assert app.main.query_one("#lint-table", DataTable).row_count == len(view.findings)
 
     run(scenario())
 

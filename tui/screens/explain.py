@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -94,7 +96,7 @@ class ExplainView(ServiceCalls, Vertical):
         with VerticalScroll(id="explain-scroll"):
             yield Static("", id="explain-body")
 
-    def refresh_data(self) -> None:
+    def refresh_data(self, on_shown: Callable[[], None] | None = None) -> None:
         screen = self.screen
         subject, predicate = screen.subject, screen.predicate  # type: ignore[attr-defined]
         if not subject or not predicate:
@@ -102,15 +104,18 @@ class ExplainView(ServiceCalls, Vertical):
         app = self.app
         self.query_one("#explain-title", Label).update(f"Explaining [b]{subject}[/b] · [b]{predicate}[/b]…")
         self.call_service(browse.explain_answer, app.memory, subject, predicate, app.as_of,  # type: ignore[attr-defined]
-                          then=self._show, group="explain")
+                          then=lambda data: self._show(data, on_shown), failed=lambda _: on_shown and on_shown(),
+                          group="explain")
 
-    def _show(self, a: AnswerExplanation) -> None:
+    def _show(self, a: AnswerExplanation, on_shown: Callable[[], None] | None = None) -> None:
         self.data = a
         x = a.explanation
         self.query_one("#explain-title", Label).update(
             f"Why [b]{x.subject}[/b] · [b]{x.predicate}[/b] answers what it does, as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
         )
         self.query_one("#explain-body", Static).update(render_explanation(a))
+        if on_shown is not None:
+            on_shown()
 
     def action_prev_pair(self) -> None:
         self.screen.step_pair(-1)  # type: ignore[attr-defined]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import time
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Label
+from textual.widgets import Label
 
 from recall_admin import browse
 from recall_admin.browse import PairHistory
@@ -15,10 +17,13 @@ from recall_admin.browse import PairHistory
 from .. import format as fmt
 from ..actions import bindings
 from ..services import ServiceCalls
+from ..widgets.step_table import Column, StepTable
 from ..widgets.timeline_chart import TimelineChart
 
 ACTION_STYLE = {"assert": "green", "retract": "red", "retract_all": "red", "exclude": "yellow",
                 "replaces": "yellow", "promote": "magenta"}
+COLUMNS = [Column("at", 19), Column("action", 22), Column("value", 28), Column("before → after", 48),
+           Column("source", 14), Column("stored as", 22), Column("evidence", 120)]
 
 
 class HistoryView(ServiceCalls, Vertical):
@@ -28,17 +33,15 @@ class HistoryView(ServiceCalls, Vertical):
         super().__init__(id=id)
         self.data: PairHistory | None = None
         self.loaded_at: float = 0.0
+        self.shown: str = ""  # the predicate whose history is on screen (benchmarks)
 
     def compose(self) -> ComposeResult:
         yield Label("Choose a pair in Pairs (1) and press Enter.", id="history-title", classes="view-title")
         yield Label("", id="history-answer")
         yield TimelineChart(id="timeline")
-        table: DataTable = DataTable(id="history-table", cursor_type="row")
-        for name in ("at", "action", "value", "before → after", "source", "stored as", "evidence"):
-            table.add_column(name)
-        yield table
+        yield StepTable(COLUMNS, id="history-table")
 
-    def refresh_data(self) -> None:
+    def refresh_data(self, on_shown: Callable[[], None] | None = None) -> None:
         screen = self.screen
         subject, predicate = screen.subject, screen.predicate  # type: ignore[attr-defined]
         if not subject or not predicate:
@@ -46,9 +49,10 @@ class HistoryView(ServiceCalls, Vertical):
         app = self.app
         self.query_one("#history-title", Label).update(f"[b]{subject}[/b] · [b]{predicate}[/b] — reading…")
         self.call_service(browse.pair_history, app.memory, subject, predicate, app.as_of,  # type: ignore[attr-defined]
-                          then=self._show, group="history")
+                          then=lambda data: self._show(data, on_shown), failed=lambda _: on_shown and on_shown(),
+                          group="history")
 
-    def _show(self, h: PairHistory) -> None:
+    def _show(self, h: PairHistory, on_shown: Callable[[], None] | None = None) -> None:
         self.data = h
         as_of = self.app.as_of  # type: ignore[attr-defined]
         self.query_one("#history-title", Label).update(
@@ -62,25 +66,26 @@ class HistoryView(ServiceCalls, Vertical):
         self.query_one("#history-answer", Label).update(answer)
         start = h.steps[0].at if h.steps else h.now
         self.query_one(TimelineChart).show(h.spans, start, max(h.now, start + 1), h.at if as_of is not None else None)
-        table = self.query_one("#history-table", DataTable)
-        table.clear()
+        rows = []
         in_force = -1
         for i, s in enumerate(h.steps):
             if s.at <= h.at:
                 in_force = i
             action = s.action + (f" by {s.via}" if s.via and s.action in ("exclude", "replaces") else "")
-            table.add_row(
-                fmt.instant(s.at),
-                Text(action, style=ACTION_STYLE.get(s.action, "")),
-                fmt.clip(fmt.values([s.value]) if s.value is not None else "(every value)", 30),
-                fmt.clip(f"{fmt.values(s.before)} → {fmt.values(s.after)}", 50),
-                s.source,
-                Text(s.stored_as, style="magenta" if s.stored_as != h.predicate else "dim"),
-                fmt.clip(s.evidence, 60),
-            )
-        if in_force >= 0:
-            table.move_cursor(row=in_force, animate=False)
+            rows.append((
+                (fmt.instant(s.at), "dim"),
+                (action, ACTION_STYLE.get(s.action, "")),
+                (fmt.values([s.value]) if s.value is not None else "(every value)", "bold"),
+                (f"{fmt.values(s.before)} → {fmt.values(s.after)}", ""),
+                (s.source, ""),
+                (s.stored_as, "magenta" if s.stored_as != h.predicate else "dim"),
+                (s.evidence, "italic"),
+            ))
+        self.query_one(StepTable).set_rows(rows, cursor=max(in_force, 0))
+        self.shown = h.predicate
         self.loaded_at = time.monotonic()
+        if on_shown is not None:
+            on_shown()
 
     def action_prev_pair(self) -> None:
         self.screen.step_pair(-1)  # type: ignore[attr-defined]

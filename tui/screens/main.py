@@ -25,6 +25,7 @@ VIEWS = ("pairs", "history", "explain", "diff", "registry", "queues", "plan")
 TITLES = {"pairs": "1 Pairs", "history": "2 History", "explain": "3 Explain", "diff": "4 Diff",
           "registry": "5 Registry", "queues": "6 Queues", "plan": "7 Plan"}
 QUEUES = ("conflicts", "vocab", "notes")
+REVEAL_AFTER = 0.25  # seconds a pair's view may take to read before it is shown without its data
 
 
 class MainScreen(Screen[None]):
@@ -38,6 +39,7 @@ class MainScreen(Screen[None]):
         self.predicate: str | None = None
         self.stale: set[str] = set(VIEWS) | set(QUEUES)
         self.ready_at: float = 0.0
+        self._reveal: object | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="topbar"):
@@ -188,9 +190,27 @@ class MainScreen(Screen[None]):
         if changed:
             self.stale.update({"history", "explain"})
         if message.open:
-            self.show_view(message.open)
+            self.open_view(message.open)
         elif self.active in ("history", "explain"):
             self._load_if_stale(self.active)
+
+    def open_view(self, name: str) -> None:
+        """Show a pair's view. When it must read first, read, then switch: one redraw with the data in
+        it, instead of an empty view and then its data (after REVEAL_AFTER it switches anyway)."""
+        if name not in ("history", "explain") or name not in self.stale or self.active == name:
+            self.show_view(name)
+            return
+        self.stale.discard(name)
+        token = object()
+        self._reveal = token
+
+        def reveal() -> None:
+            if self._reveal is token:
+                self._reveal = None
+                self.show_view(name)
+
+        self.view(name).refresh_data(on_shown=reveal)
+        self.set_timer(REVEAL_AFTER, reveal)
 
     def step_pair(self, delta: int) -> None:
         """Move to the pair above or below in the subject's list (from history and explain)."""

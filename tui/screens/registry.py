@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Label, Static, TabbedContent, TabPane
 
 from recall_admin import views
+from recall_admin.lint import lint
 from recall_engine.registry import CARDINALITIES
 from recall_engine.values import VALUE_TYPES
 
@@ -30,26 +31,12 @@ def split_names(text: str) -> list[str]:
 
 def load_registry(memory: Any) -> dict[str, Any]:
     """Everything the registry view shows, read in one worker call."""
-    out = {"list": views.registry_list_view(memory), "log": views.registry_log_view(memory)}
-    out["lint"] = lint_findings(memory)
-    return out
+    return {"list": views.registry_list_view(memory), "log": views.registry_log_view(memory)}
 
 
-def lint_findings(memory: Any) -> dict[str, Any]:
-    """The registry lint service's findings, or why there are none to show."""
-    try:
-        from recall_admin import lint  # type: ignore[attr-defined]
-    except ImportError:
-        return {"missing": "the registry lint service (recall_admin.lint) is not available in this build"}
-    fn = getattr(lint, "lint_view", None) or getattr(lint, "lint", None) or getattr(lint, "lint_registry", None)
-    if fn is None:
-        return {"missing": "recall_admin.lint has no lint function this view knows"}
-    result = fn(memory)
-    if hasattr(result, "to_json"):
-        result = result.to_json()
-    if isinstance(result, list):
-        result = {"findings": [f.to_json() if hasattr(f, "to_json") else f for f in result]}
-    return result
+def lint_findings(memory: Any) -> list[dict[str, Any]]:
+    """The registry lint service's findings."""
+    return [f.to_json() for f in lint(memory)]
 
 
 class RegistryView(ServiceCalls, Vertical):
@@ -59,6 +46,7 @@ class RegistryView(ServiceCalls, Vertical):
         super().__init__(id=id)
         self.predicates: list[dict[str, Any]] = []
         self.data: dict[str, Any] = {}
+        self.findings: list[dict[str, Any]] | None = None
 
     def compose(self) -> ComposeResult:
         yield Label("Registry", id="registry-title", classes="view-title")
@@ -84,7 +72,10 @@ class RegistryView(ServiceCalls, Vertical):
                 yield Label("", id="lint-note")
 
     def refresh_data(self) -> None:
-        self.call_service(load_registry, self.app.memory, then=self._show, group="registry")  # type: ignore[attr-defined]
+        memory = self.app.memory  # type: ignore[attr-defined]
+        self.query_one("#lint-note", Label).update("linting…")
+        self.call_service(load_registry, memory, then=self._show, group="registry")
+        self.call_service(lint_findings, memory, then=self._show_lint, group="lint")
 
     def _show(self, data: dict[str, Any]) -> None:
         self.data = data
@@ -109,17 +100,17 @@ class RegistryView(ServiceCalls, Vertical):
         for c in data["log"]["changes"]:
             log.add_row(fmt.instant(_ns(c["at"])), c["op"], c["name"], fmt.clip(c["summary"], 70),
                         c.get("operator") or "—", c.get("plan") or "—")
-        lint = data["lint"]
+
+    def _show_lint(self, findings: list[dict[str, Any]]) -> None:
+        self.findings = findings
         lt = self.query_one("#lint-table", DataTable)
         lt.clear()
         note = self.query_one("#lint-note", Label)
-        if "missing" in lint:
-            note.update(f"[yellow]{lint['missing']}[/yellow]")
-        else:
-            findings = lint.get("findings", [])
-            for f in findings:
-                lt.add_row(str(f.get("code", "")), ", ".join(f.get("names", [])), fmt.clip(str(f.get("detail", "")), 90))
-            note.update("No findings: the registry is clean." if not findings else f"{len(findings)} finding(s)")
+        for f in findings:
+            lt.add_row(str(f.get("code", "")), fmt.clip(", ".join(f.get("names", [])), 40),
+                       fmt.clip(str(f.get("detail", "")), 110))
+        note.update("No findings: the registry is clean." if not findings
+                    else f"{len(findings)} finding(s); nothing is changed by lint")
 
     @property
     def current(self) -> dict[str, Any] | None:

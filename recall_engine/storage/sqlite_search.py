@@ -1,0 +1,176 @@
+"""Keyword and vector search of one SQLite collection (mixed into SQLiteStore).
+
+numpy and the embedder are imported where they are used, so that opening a store
+and reading pairs stays quick to start.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import unicodedata
+from typing import TYPE_CHECKING, Sequence
+
+from ..errors import InvalidInput, StorageError
+from .base import Hit
+from .sqlite_util import COLS as _COLS, chunks as _chunks, marks as _marks, unique as _unique
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .vector_index import SparseVectors
+
+# A ranked keyword query scores every event holding one of its words (BM25 needs each
+# word's frequency over the whole collection). Words are ranked rarest first while the
+# events they match stay under this budget; see keyword_search.
+KEYWORD_BUDGET = 20_000
+
+
+def _match_expression(words: Sequence[str]) -> str:
+    """Words as an FTS5 query that can only mean "any of these words": each one is quoted."""
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def _fold(word: str) -> str:
+    """A word as the FTS tokenizer stores it (diacritics removed), to look up its frequency."""
+    if word.isascii():
+        return word
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+
+
+class SearchMixin:
+    """Needs from the store: ``cid``, ``collection``, ``count()``, ``_conn()``, ``_decode()``,
+    ``_vectors``, ``_vector_lock``, ``_doc_freq``, ``_doc_freq_at``."""
+
+    def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+        """BM25 over the words of ``text`` (each quoted, so nothing in it is query syntax).
+
+        Words found in more than half of the collection's events are left out of the
+        ranking (BM25 gives them no weight), and so are the most common of the rest once
+        the events to score pass KEYWORD_BUDGET. When the ranked words find fewer than
+        ``k`` events, events holding any of the words fill the list, newest first, with
+        score 0. ``since``/``until`` bound observed_at, both inclusive."""
+        from ..embed import tokens
+
+        words = _unique(tokens(text or ""))
+        if not words or k <= 0:
+            return []
+        conn = self._conn()
+        n = self.count()
+        freq = self._frequencies(conn, words, n)
+        useful = sorted((w for w in words if freq[w] * 2 <= n), key=lambda w: freq[w])
+        ranked: list[str] = []
+        total = 0
+        for w in useful:
+            if total + freq[w] > KEYWORD_BUDGET:
+                break
+            ranked.append(w)
+            total += freq[w]
+        found: list[tuple[int, float]] = []
+        if ranked:
+            found = self._fts(conn, ranked, k, since, until, ranked=True)
+        if len(found) < k:
+            seen = {p for p, _ in found}
+            more = self._fts(conn, words, k + len(found), since, until, ranked=False)
+            found += [(p, 0.0) for p, _ in more if p not in seen][: k - len(found)]
+        return self._hits(conn, found)
+
+    def _frequencies(self, conn: sqlite3.Connection, words: list[str], n: int) -> dict[str, int]:
+        """How many events hold each word (remembered until the collection grows by a quarter)."""
+        with self._vector_lock:
+            if n > self._doc_freq_at * 5 // 4 + 100 or n < self._doc_freq_at or not self._doc_freq:
+                self._doc_freq = {}
+                self._doc_freq_at = n
+            cache = self._doc_freq
+            missing = _unique(_fold(w) for w in words if _fold(w) not in cache)
+        for chunk in _chunks(missing):
+            got = dict(
+                conn.execute(
+                    f"SELECT term, doc FROM event_vocab_{self.cid} WHERE term IN ({_marks(len(chunk))})", chunk
+                ).fetchall()
+            )
+            with self._vector_lock:
+                for w in chunk:
+                    cache[w] = int(got.get(w, 0))
+        return {w: cache.get(_fold(w), 0) for w in words}
+
+    def _fts(
+        self, conn: sqlite3.Connection, words: list[str], k: int, since: int | None, until: int | None, *, ranked: bool
+    ) -> list[tuple[int, float]]:
+        table = f"event_text_{self.cid}"
+        join, window, params = "", "", []
+        if since is not None or until is not None:
+            join = f" JOIN events e ON e.position = {table}.rowid"
+            if since is not None:
+                window += " AND e.observed_at >= ?"
+                params.append(int(since))
+            if until is not None:
+                window += " AND e.observed_at <= ?"
+                params.append(int(until))
+        order = f"{table}.rank, {table}.rowid" if ranked else f"{table}.rowid DESC"
+        rank = f"{table}.rank" if ranked else "0"
+        rows = conn.execute(
+            f"SELECT {table}.rowid, {rank} FROM {table}{join} WHERE {table} MATCH ?{window} ORDER BY {order} LIMIT ?",
+            (_match_expression(words), *params, int(k)),
+        ).fetchall()
+        return [(int(p), -float(r) if r else 0.0) for p, r in rows]
+
+    def _hits(self, conn: sqlite3.Connection, found: list[tuple[int, float]]) -> list[Hit]:
+        if not found:
+            return []
+        by_pos: dict[int, tuple] = {}
+        positions = [p for p, _ in found]
+        for chunk in _chunks(positions):
+            for row in conn.execute(f"SELECT {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk):
+                by_pos[row[0]] = row
+        events = self._decode(by_pos[p] for p in positions)
+        return [Hit(ev, score) for ev, (_, score) in zip(events, found)]
+
+    def _load_vectors(self) -> SparseVectors:
+        from .vector_index import SparseVectors
+
+        with self._vector_lock:
+            if self._vectors is None:
+                self._vectors = SparseVectors()
+            vs = self._vectors
+            cursor = self._conn().execute(
+                f"SELECT position, observed_at, vector FROM event_vectors_{self.cid} WHERE position > ? "
+                "ORDER BY position",
+                (vs.upto,),
+            )
+            try:
+                while True:
+                    rows = cursor.fetchmany(20_000)
+                    if not rows:
+                        break
+                    pos, obs, blobs = zip(*rows)
+                    try:
+                        vs.add(list(pos), list(obs), list(blobs))
+                    except ValueError as e:
+                        raise StorageError(
+                            f"the vectors of collection {self.collection!r} are corrupt ({e}); search is refused"
+                        ) from None
+            finally:
+                cursor.close()
+            vs.settle()
+            return vs
+
+    def vector_search(self, vector: "np.ndarray", k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+        """Exact cosine ranking of every event of the collection (see vector_index.py);
+        ties go to the older event; ``since``/``until`` bound observed_at, both inclusive."""
+        import numpy as np
+
+        from .vector_index import DIMENSIONS
+
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape != (DIMENSIONS,):
+            raise InvalidInput(f"a search vector has {DIMENSIONS} dimensions, got {q.size}")
+        if k <= 0:
+            return []
+        norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
+        if norm > 0:
+            q = q / np.float32(norm)
+        vs = self._load_vectors()
+        if vs.n == 0:
+            return []
+        found = vs.top(q, int(k), None if since is None else int(since), None if until is None else int(until))
+        return self._hits(self._conn(), found)
