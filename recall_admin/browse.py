@@ -131,19 +131,25 @@ class PairHistory:
     subject: str
     predicate: str
     steps: list[HistoryStep]
-    answer: list[Belief]  # ``Memory.read_pair`` at ``at``
+    answer: tuple[Value, ...]  # what the pair held at ``at``
     at: int
     now: int
     spans: list[HeldSpan]
 
 
 def pair_history(memory: Memory, subject: str, predicate: str, as_of: int | None = None) -> PairHistory:
-    """Every step of a pair (oldest first) and its answer at ``as_of`` (default now)."""
+    """Every step of a pair (oldest first) and its answer at ``as_of`` (default now).
+
+    Given an instant, the pair is folded again at it (``Memory.read_pair``). For now,
+    the answer is read off the last step, which is the same read (each step's
+    ``after`` is an as-of read) without folding the pair a second time.
+    """
     s, p, steps = memory.history(subject, predicate)
     now = memory.now()
-    at = now if as_of is None else as_of
-    answer = memory.read_pair(s, p, at)
-    return PairHistory(s, p, steps, answer, at, now, held_spans(steps))
+    if as_of is None:
+        return PairHistory(s, p, steps, answer_at(steps, now), now, now, held_spans(steps))
+    answer = tuple(b.value for b in memory.read_pair(s, p, as_of))
+    return PairHistory(s, p, steps, answer, as_of, now, held_spans(steps))
 
 
 # --- explain -------------------------------------------------------------------------

@@ -43,7 +43,7 @@ class Move:
 class Held:
     event: Event
     value: Value
-    replaced: tuple[PriorValue, ...]
+    replaced: tuple["Held", ...]  # the values this one displaced, one step back
     promoted: bool
 
 
@@ -80,8 +80,23 @@ def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timel
     canonical = timeline.canonical
     excluders = timeline.excluders(predicate)
     out: dict[tuple[str, str], Move] = {}
+    direct = predicate != NOTE and canonical(predicate) == predicate
     for e in events:
         if e.subject != subject:
+            continue
+        if direct and e.predicate == predicate and not e.replaces:
+            # the common case: an event stored under the predicate's own name
+            if e.retraction:
+                act = CLEAR if e.value is None else RETRACT
+                m = Move(e.observed_at, 1, e, act, e.value, value_key(e.value))
+            else:
+                act = ASSERT
+                m = Move(e.observed_at, 0, e, ASSERT, e.value, value_key(e.value))
+            k = (e.id, act)
+            if k in out:
+                _put(out, k, m)
+            else:
+                out[k] = m
             continue
         c = canonical(e.predicate)
         if c == NOTE and not e.retraction:
@@ -118,12 +133,13 @@ def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -
         if timeline.multi_at(predicate, m.at):
             held[m.key] = Held(m.event, m.value, prev.replaced if prev else (), m.promoted)  # type: ignore[arg-type]
             return []
-        others = [h for k, h in held.items() if k != m.key]
-        replaced = (
-            tuple(PriorValue(h.value, h.event.observed_at, h.event.id, h.event.source) for h in others)
-            if others
-            else (prev.replaced if prev else ())
-        )
+        if not held or (prev is not None and len(held) == 1):
+            others = []  # the common single-valued case: nothing else to replace
+        else:
+            others = [h for k, h in held.items() if k != m.key]
+        # what it displaced, kept as the held values themselves; PriorValues are built
+        # only for the beliefs that come out (most steps of a long history never do)
+        replaced = tuple(others) if others else (prev.replaced if prev else ())
         held.clear()
         held[m.key] = Held(m.event, m.value, replaced, m.promoted)  # type: ignore[arg-type]
         return others
@@ -153,9 +169,10 @@ def _beliefs(held: dict[str, Held], predicate: str) -> list[Belief]:
     for h in held.values():
         b = belief_from_event(h.event, predicate, h.value, promoted=h.promoted)
         if h.replaced:
+            prior = tuple(PriorValue(r.value, r.event.observed_at, r.event.id, r.event.source) for r in h.replaced)
             b = Belief(
                 b.subject, b.predicate, b.value, b.observed_at, b.event_id, b.source, b.confidence, b.kind,
-                b.evidence, b.evidence_id, b.stored_as, h.replaced, (), b.promoted_from,
+                b.evidence, b.evidence_id, b.stored_as, prior, (), b.promoted_from,
             )
         out.append(b)
     return out

@@ -116,6 +116,13 @@ class Timeline:
             last_retro = max((k for k, t in enumerate(items) if t[2].record.retroactive), default=-1)
             self._rules[owner] = (ats, ds, last_retro)  # type: ignore[assignment]
         self._rule_cache: dict[tuple[str, int], Definition] = {}
+        # predicates whose cardinality never changed: the fold's hot path skips the rule lookup
+        self._fixed_multi: dict[str, bool] = {
+            owner: ds[0].cardinality == "multi"
+            for owner, (_, ds, _) in self._rules.items()
+            if all(d.cardinality == ds[0].cardinality for d in ds)
+        }
+        self._fixed_multi.setdefault(NOTE, True)
 
         # Predicates readable now: every defined name that is not renamed or merged away.
         self._predicates: dict[str, Definition] = {NOTE: NOTE_DEFINITION}
@@ -221,6 +228,9 @@ class Timeline:
         return ds[idx]
 
     def multi_at(self, predicate: str, at: int) -> bool:
+        fixed = self._fixed_multi.get(predicate)
+        if fixed is not None:
+            return fixed
         d = self.rule(predicate, at)
         return d is not None and d.cardinality == "multi"
 

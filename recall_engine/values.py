@@ -51,8 +51,18 @@ def format_number(f: float | int) -> str:
     return ("-" if neg else "") + s
 
 
+_STR_KEYS: dict[str, str] = {}
+
+
 def value_key(value: object) -> str:
     """Identity of a value: case-insensitive for strings, exact for numbers and booleans."""
+    if type(value) is str:
+        k = _STR_KEYS.get(value)  # the fold asks for the same few values again and again
+        if k is None:
+            if len(_STR_KEYS) > 100_000:
+                _STR_KEYS.clear()
+            k = _STR_KEYS[value] = "s:" + simple_lower(value)
+        return k
     if value is None:
         return ""
     if isinstance(value, bool):

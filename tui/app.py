@@ -8,7 +8,9 @@ of its own: every answer, plan, preview and write comes from a service call.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
+import time
 import traceback
 from typing import Any
 
@@ -26,6 +28,9 @@ from .screens.main import MainScreen
 from .services import ServiceCalls, error_text
 
 log = logging.getLogger("recall.tui")
+# Young collections every 50,000 allocations instead of 700: a view that reads 1,000 events makes
+# tens of thousands of objects, and each collection on the way is a pause on the UI thread.
+GC_THRESHOLDS = (50_000, 20, 20)
 
 
 class RecallApp(ServiceCalls, App[None]):
@@ -54,6 +59,7 @@ class RecallApp(ServiceCalls, App[None]):
         self.stager: Stager | None = None
         self.errors: list[tuple[str, str]] = []  # every error shown, for tests and the log
         self._owns_session = session is None
+        self.ready_at = 0.0
 
     # --- session -----------------------------------------------------------------------
 
@@ -85,6 +91,20 @@ class RecallApp(ServiceCalls, App[None]):
         self.session = session
         self.stager = Stager(session.memory, session.collection, session.operator)
         self.main.session_ready()
+
+    def first_screen_ready(self) -> None:
+        """The first screen is up: move what exists now out of the cyclic collector's way.
+
+        The console's widgets, styles and the engine's registry live as long as the app; left
+        in the collector's oldest generation they make each full collection pause the UI for
+        tens of milliseconds (measured: 70-130 ms on a 100,000-event store). Frozen, a full
+        collection only scans what was made since. Objects freed by reference counting (most
+        of what a view reads and drops) are unaffected.
+        """
+        self.ready_at = time.monotonic()
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(*GC_THRESHOLDS)
 
     def _open_failed(self, exc: BaseException) -> None:
         self.main.session_failed(*error_text(exc))

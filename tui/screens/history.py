@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import time
 
@@ -24,6 +24,33 @@ ACTION_STYLE = {"assert": "green", "retract": "red", "retract_all": "red", "excl
                 "replaces": "yellow", "promote": "magenta"}
 COLUMNS = [Column("at", 19), Column("action", 22), Column("value", 28), Column("before → after", 48),
            Column("source", 14), Column("stored as", 22), Column("evidence", 120)]
+
+
+class StepRows(Sequence):
+    """A history's steps as table rows, each formatted when the table first shows it."""
+
+    def __init__(self, h: PairHistory) -> None:
+        self.h = h
+        self.cache: dict[int, tuple] = {}
+
+    def __len__(self) -> int:
+        return len(self.h.steps)
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+        row = self.cache.get(i)
+        if row is None:
+            s = self.h.steps[i]
+            action = s.action + (f" by {s.via}" if s.via and s.action in ("exclude", "replaces") else "")
+            row = self.cache[i] = (
+                (fmt.instant(s.at), "dim"),
+                (action, ACTION_STYLE.get(s.action, "")),
+                (fmt.values([s.value]) if s.value is not None else "(every value)", "bold"),
+                (f"{fmt.values(s.before)} → {fmt.values(s.after)}", ""),
+                (s.source, ""),
+                (s.stored_as, "magenta" if s.stored_as != self.h.predicate else "dim"),
+                (s.evidence, "italic"),
+            )
+        return row
 
 
 class HistoryView(ServiceCalls, Vertical):
@@ -61,27 +88,17 @@ class HistoryView(ServiceCalls, Vertical):
         answer = Text("answer as of ", style="dim")
         answer.append(fmt.instant(as_of), style="bold yellow" if as_of is not None else "bold")
         answer.append(": ")
-        answer.append(fmt.values([b.value for b in h.answer]), style="bold green")
+        answer.append(fmt.values(h.answer), style="bold green")
         answer.append("   (re-folded at that instant; set it with a)", style="dim")
         self.query_one("#history-answer", Label).update(answer)
         start = h.steps[0].at if h.steps else h.now
         self.query_one(TimelineChart).show(h.spans, start, max(h.now, start + 1), h.at if as_of is not None else None)
-        rows = []
         in_force = -1
         for i, s in enumerate(h.steps):
-            if s.at <= h.at:
-                in_force = i
-            action = s.action + (f" by {s.via}" if s.via and s.action in ("exclude", "replaces") else "")
-            rows.append((
-                (fmt.instant(s.at), "dim"),
-                (action, ACTION_STYLE.get(s.action, "")),
-                (fmt.values([s.value]) if s.value is not None else "(every value)", "bold"),
-                (f"{fmt.values(s.before)} → {fmt.values(s.after)}", ""),
-                (s.source, ""),
-                (s.stored_as, "magenta" if s.stored_as != h.predicate else "dim"),
-                (s.evidence, "italic"),
-            ))
-        self.query_one(StepTable).set_rows(rows, cursor=max(in_force, 0))
+            if s.at > h.at:
+                break
+            in_force = i
+        self.query_one(StepTable).set_rows(StepRows(h), cursor=max(in_force, 0))
         self.shown = h.predicate
         self.loaded_at = time.monotonic()
         if on_shown is not None:

@@ -116,6 +116,8 @@ class PairsView(ServiceCalls, Vertical):
             self.post_message(PairChosen(subject, rows[index].predicate))
         else:
             self.query_one("#pair-detail", Static).update(Text("This subject has no pairs.", style="dim"))
+        if not self.loaded_at:
+            self.app.first_screen_ready()  # type: ignore[attr-defined]
         self.loaded_at = time.monotonic()
 
     def _detail(self, row: PairRow) -> None:

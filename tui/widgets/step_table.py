@@ -25,6 +25,7 @@ from textual.strip import Strip
 
 Cell = tuple[str, str]  # (text, rich style)
 GAP = 2
+WIDTH_SAMPLE = 100  # rows read at each end of a long lazy sequence to size the columns
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class StepTable(ScrollView, can_focus=True):
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.columns = list(columns)
-        self.rows: list[Sequence[Cell]] = []
+        self.rows: Sequence[Sequence[Cell]] = []
         self.widths = [cell_len(c.label) for c in self.columns]
         self._styles: dict[str, Style] = {}
         self._lines: dict[int, list[Segment]] = {}
@@ -81,11 +82,17 @@ class StepTable(ScrollView, can_focus=True):
         return len(self.rows)
 
     def set_rows(self, rows: Sequence[Sequence[Cell]], cursor: int = 0) -> None:
-        """Replace every row; widths come from the data (capped per column)."""
-        self.rows = list(rows)
+        """Replace every row; widths come from the data (capped per column).
+
+        ``rows`` may be a lazy sequence that formats a row when it is indexed: widths are then
+        taken from the first and last ``WIDTH_SAMPLE`` rows, and only visible rows are formatted.
+        """
+        self.rows = rows if not isinstance(rows, (list, tuple)) else list(rows)
         self._lines.clear()
         widths = [cell_len(c.label) for c in self.columns]
-        for row in self.rows:
+        n = len(self.rows)
+        sample = range(n) if n <= 2 * WIDTH_SAMPLE else [*range(WIDTH_SAMPLE), *range(n - WIDTH_SAMPLE, n)]
+        for row in (self.rows[i] for i in sample):
             for i, (text, _) in enumerate(row):
                 n = len(text)  # cheap first; cell_len only where it matters
                 if n > widths[i]:

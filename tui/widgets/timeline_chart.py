@@ -30,8 +30,10 @@ class TimelineChart(Widget):
 
     def show(self, spans: list[HeldSpan], start: int, end: int, as_of: int | None) -> None:
         self.spans, self.start, self.end, self.as_of = spans, start, max(end, start + 1), as_of
-        self.styles.height = min(len(spans), MAX_ROWS) + 2 + (1 if len(spans) > MAX_ROWS else 0)
-        self.refresh(layout=True)
+        height = min(len(spans), MAX_ROWS) + 2 + (1 if len(spans) > MAX_ROWS else 0)
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height  # a new height lays the view out again; the same one only repaints
+        self.refresh()
 
     def render(self) -> Text:
         if not self.spans:
