@@ -49,6 +49,7 @@ class RecallApp(ServiceCalls, App[None]):
         read_only: bool = False,
         *,
         session: Session | None = None,
+        tune_gc: bool = True,
     ) -> None:
         super().__init__()
         self.store_url = store_url
@@ -60,6 +61,7 @@ class RecallApp(ServiceCalls, App[None]):
         self.errors: list[tuple[str, str]] = []  # every error shown, for tests and the log
         self._owns_session = session is None
         self.ready_at = 0.0
+        self.tune_gc = tune_gc
 
     # --- session -----------------------------------------------------------------------
 
@@ -102,6 +104,8 @@ class RecallApp(ServiceCalls, App[None]):
         of what a view reads and drops) are unaffected.
         """
         self.ready_at = time.monotonic()
+        if not self.tune_gc:
+            return
         gc.collect()
         gc.freeze()
         gc.set_threshold(*GC_THRESHOLDS)

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
+from .decoding import RowDecoder
 from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ..values import value_key
 from .base import MAX_PAIR_EVENTS, Store, Touch
@@ -59,8 +60,7 @@ class SQLiteStore(SearchMixin, Store):
         self._vector_lock = threading.Lock()
         self._doc_freq: dict[str, int] = {}
         self._doc_freq_at = 0  # the collection's size when the frequencies were read
-        self._memo: dict[int, tuple[str, int, str, Event]] = {}
-        self._memo_max = backend.decode_cache
+        self._decoder = RowDecoder(collection, backend.decode_cache)
 
     @property
     def read_only(self) -> bool:  # type: ignore[override]
@@ -74,55 +74,11 @@ class SQLiteStore(SearchMixin, Store):
 
     # --- decoding ------------------------------------------------------------
 
-    def _decode(self, rows: Iterable[tuple[int, str, int, str]], memo: bool = True) -> list[Event]:
-        """Decode (position, id, observed_at, body) rows strictly; one bad row fails the read.
+    def _decode(self, rows: Iterable[tuple], memo: bool = True) -> list[Event]:
+        return self._decoder.decode(rows, memo)
 
-        Decoding is a pure function of the row, and rows never change, so recent results
-        are remembered by position; a hit must match the row's id, instant and body exactly,
-        so a row altered behind the engine's back is decoded again (and refused)."""
-        cache = self._memo if memo and self._memo_max else None
-        get = cache.get if cache is not None else (lambda _p: None)
-        loads = json.loads
-        out: list[Event] = []
-        append = out.append
-        eid = None
-        try:
-            for pos, eid, at, body in rows:
-                hit = get(pos)
-                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at:
-                    append(hit[3])
-                    continue
-                ev = decode_event(loads(body), observed_at=at)
-                if ev.id != eid:
-                    raise InvalidEvent(f"its body holds the id {ev.id!r}")
-                if cache is not None:
-                    cache[pos] = (eid, at, body, ev)
-                append(ev)
-        except (InvalidEvent, ValueError, TypeError) as e:
-            raise self._corrupt(eid, e) from None
-        if cache is not None and len(cache) > self._memo_max:
-            self._trim()
-        return out
-
-    def _trim(self) -> None:
-        # oldest entries first (dicts keep insertion order); a quarter at a time
-        with self._vector_lock:
-            cache = self._memo
-            excess = len(cache) - self._memo_max * 3 // 4
-            if excess > 0:
-                for key in list(itertools.islice(cache, excess)):
-                    cache.pop(key, None)
-
-    def _corrupt(self, eid: str, e: Exception) -> InvalidEvent:
-        if isinstance(e, InvalidEvent):
-            why = e.message
-        elif isinstance(e, json.JSONDecodeError):
-            why = f"its JSON is malformed ({e.msg} at character {e.pos})"
-        else:
-            why = str(e)
-        return InvalidEvent(
-            f"stored event {eid!r} in collection {self.collection!r} does not decode: {why}; the read is refused"
-        )
+    def _corrupt(self, eid: object, e: Exception) -> InvalidEvent:
+        return self._decoder.corrupt(eid, e)
 
     def _stream(self, cursor: sqlite3.Cursor) -> Iterator[Event]:
         try:

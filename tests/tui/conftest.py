@@ -66,7 +66,7 @@ def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
     from tui.app import RecallApp
 
     def make() -> RecallApp:
-        return RecallApp(session=open_session())
+        return RecallApp(session=open_session(), tune_gc=False)  # the GC is the test process's
 
     return make
 

@@ -1,0 +1,70 @@
+"""Strict decoding of stored rows, shared by every backend, with a memo of recent results.
+
+Decoding is a pure function of a row and rows never change (the log is
+append-only), so recent results are remembered by log position. A hit must
+match the row's id, instant and body exactly, so a row altered behind the
+engine's back is decoded again, and refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from typing import Iterable
+
+from ..errors import InvalidEvent
+from ..records import Event, decode_event
+
+
+class RowDecoder:
+    def __init__(self, collection: str, memo_max: int) -> None:
+        self.collection = collection
+        self.memo_max = memo_max
+        self._memo: dict[int, tuple[str, int, str, Event]] = {}
+        self._lock = threading.Lock()
+
+    def decode(self, rows: Iterable[tuple], memo: bool = True) -> list[Event]:
+        """Decode (position, id, observed_at, body) rows; one bad row fails the whole read."""
+        cache = self._memo if memo and self.memo_max else None
+        get = cache.get if cache is not None else (lambda _p: None)
+        loads = json.loads
+        out: list[Event] = []
+        append = out.append
+        eid = None
+        try:
+            for pos, eid, at, body in rows:
+                hit = get(pos)
+                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at:
+                    append(hit[3])
+                    continue
+                ev = decode_event(loads(body), observed_at=at)
+                if ev.id != eid:
+                    raise InvalidEvent(f"its body holds the id {ev.id!r}")
+                if cache is not None:
+                    cache[pos] = (eid, at, body, ev)
+                append(ev)
+        except (InvalidEvent, ValueError, TypeError) as e:
+            raise self.corrupt(eid, e) from None
+        if cache is not None and len(cache) > self.memo_max:
+            self._trim()
+        return out
+
+    def _trim(self) -> None:
+        # oldest entries first (dicts keep insertion order), a quarter at a time
+        with self._lock:
+            excess = len(self._memo) - self.memo_max * 3 // 4
+            if excess > 0:
+                for key in list(itertools.islice(self._memo, excess)):
+                    self._memo.pop(key, None)
+
+    def corrupt(self, eid: object, e: Exception) -> InvalidEvent:
+        if isinstance(e, InvalidEvent):
+            why = e.message
+        elif isinstance(e, json.JSONDecodeError):
+            why = f"its JSON is malformed ({e.msg} at character {e.pos})"
+        else:
+            why = str(e)
+        return InvalidEvent(
+            f"stored event {eid!r} in collection {self.collection!r} does not decode: {why}; the read is refused"
+        )
