@@ -543,16 +543,6 @@ def _progress(state: State, label: str) -> Iterator[_Bar]:
         bar.stop()
 
 
-@app.command(rich_help_panel="Console")
-def tui(ctx: typer.Context) -> None:
-    """Open the terminal console (Textual) on the same store, collection and operator."""
-    state = _state(ctx)
-    from tui.app import main as tui_main  # imported here: the CLI stays light without the console
-
-    tui_main(store_url=state.store_url, collection=state.collection, operator=state.operator,
-             read_only=state.read_only)
-
-
 # --- commands from other modules: governance, review queues, audit/demo/lint ---------------
 
 
@@ -563,6 +553,12 @@ def _register_extensions() -> None:
     cli_governance.register_registry_load(registry_app)
     cli_queues.register(app)
     cli_data.register(app, registry_app)
+    # Packages that build on recall_admin (the `tui` console) add their commands through
+    # this entry-point group, so the arrows keep pointing one way: tui -> recall_admin.
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="recall_admin.commands"):
+        ep.load()(app)
 
 
 _register_extensions()

@@ -86,7 +86,7 @@ def _render_lint(con: Console, data: dict[str, Any]) -> None:
     for c in ("code", "names", "detail"):
         t.add_column(c, overflow="fold")
     for f in data["findings"]:
-        t.add_row(f["code"], ", ".join(f["names"]), f["detail"])
+        t.add_row(Text(f["code"]), Text(", ".join(f["names"])), Text(f["detail"]))  # data, never markup
     con.print(t)
 
 

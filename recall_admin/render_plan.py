@@ -108,9 +108,10 @@ def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
     for c in rows[:limit]:
         before, after = c.get("before", []), c.get("after", [])
         same = _keys(before) == _keys(after)
+        # data is never markup: a value or subject holding "[/i]" must print as written
         cells: list[RenderableType] = [
-            c.get("subject", ""),
-            c.get("predicate", ""),
+            Text(str(c.get("subject", ""))),
+            Text(str(c.get("predicate", ""))),
             Text(values_text(before), style="dim" if same else "red"),
             "=" if same else "→",
             Text(values_text(after), style="dim" if same else "green"),
@@ -121,7 +122,7 @@ def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
             if "before_as_of" in c:
                 ba, aa = c.get("before_as_of", []), c.get("after_as_of", [])
                 arrow = "=" if _keys(ba) == _keys(aa) else "→"
-                cells.append(f"{values_text(ba)} {arrow} {values_text(aa)}")
+                cells.append(Text(f"{values_text(ba)} {arrow} {values_text(aa)}"))
             else:
                 cells.append("")
         cells.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
@@ -162,7 +163,7 @@ def notes_table(details: Mapping[str, Any]) -> Table | None:
             if n.get("ok")
             else Text(f"stays a note: {n.get('error', '')}", style="yellow")
         )
-        t.add_row(str(n.get("event_id", "")), str(n.get("subject", "")), str(n.get("note", "")), result)
+        t.add_row(Text(str(n.get("event_id", ""))), Text(str(n.get("subject", ""))), Text(str(n.get("note", ""))), result)
     return t
 
 

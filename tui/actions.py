@@ -40,6 +40,8 @@ ACTIONS: tuple[Action, ...] = (
     Action(APP, "show_view('vocab')", "Go to the vocabulary inbox", "Names agents invented; near-duplicate clusters"),
     Action(APP, "show_view('notes')", "Go to notes", "Notes held now and clusters worth promoting"),
     Action(APP, "focus_subjects", "Filter subjects", "Type a subject name prefix to narrow the list", "f", show=False),
+    Action(APP, "toggle_sidebar", "Show or hide the subjects", "The sidebar of subjects (hidden at first below 100 columns)",
+           "b", show=False),
     Action(APP, "focus_search", "Search memory", "Search statements with the engine's search (keywords and meaning)", "slash", "/"),
     Action(APP, "focus_as_of", "Set the as-of instant", "Re-fold every answer as of an instant (blank: now)", "a", show=False),
     Action(APP, "clear_as_of", "Back to now", "Clear the as-of instant: answers as of now", "n", show=False),
@@ -114,6 +116,6 @@ def _short(a: Action) -> str:
         "exclude": "Exclude", "dismiss": "Dismiss", "never": "Never merge", "promote": "Promote",
         "apply": "Apply", "discard": "Discard", "replan": "Re-plan", "compare_as_of": "As-of compare",
         "refresh": "Refresh", "quit": "Quit", "focus_subjects": "Filter", "focus_as_of": "As of",
-        "clear_as_of": "Now", "back": "Back", "edit": "Instants", "next_tab": "Next tab", "prev_tab": "Prev tab",
+        "clear_as_of": "Now", "back": "Back", "edit": "Instants", "next_tab": "Next tab", "prev_tab": "Prev tab", "toggle_sidebar": "Subjects",
     }
     return short.get(a.action, a.title)

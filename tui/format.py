@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from rich.text import Text
+from textual.markup import escape
+
 from recall_engine.instants import format_rfc3339
 from recall_engine.values import value_text
 
@@ -30,3 +33,13 @@ def day(ns: int | None) -> str:
 def clip(text: str, width: int) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+
+
+def cells(*items: Any) -> list[Any]:
+    """Table cells: text is taken as it is, never as markup (a subject or a note may hold "[...]")."""
+    return [Text(x) if isinstance(x, str) else x for x in items]
+
+
+def esc(text: Any) -> str:
+    """Data put into a label's markup, with its brackets escaped."""
+    return escape(str(text))

@@ -691,3 +691,10 @@ def test_progress_goes_to_stderr_and_json_stays_one_document(tech, monkeypatch):
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)  # exactly one JSON document
     assert doc["ok"] is True and doc["data"]["impact"]["events_read"] == 3
+
+
+def test_human_preview_prints_data_that_looks_like_markup_as_written(coding):
+    n = remember(coding, "[b]u1", "note", "I use fish as my [/i] shell", "2026-03-01")
+    r = coding.run("promote", "prefers_shell", "--note", f"{n['event_id']}=fish", json_mode=False)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "I use fish as my [/i] shell" in r.stdout and "[b]u1" in r.stdout

@@ -86,16 +86,25 @@ async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 10
 async def ready(pilot: Any) -> None:
     """The first screen: subjects listed and the first subject's pairs shown."""
     app = pilot.app
-    await wait_for(pilot, lambda: app.session is not None and app.main.view("pairs").rows, what="first screen")
+
+    def shown() -> bool:
+        try:
+            return app.session is not None and bool(app.main.view("pairs").rows)
+        except Exception:  # the main screen is not composed yet
+            return False
+
+    await wait_for(pilot, shown, what="first screen")
     await pilot.pause()
 
 
 async def idle(pilot: Any) -> None:
-    """Every worker finished and its result shown."""
+    """Every worker finished, its result shown, and the footer's bindings refreshed."""
     app = pilot.app
     await pilot.pause()
     await app.workers.wait_for_complete()
     await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause(0.1)  # the footer refreshes its keys after a refresh of the screen
     await pilot.pause()
 
 

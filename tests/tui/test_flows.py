@@ -15,7 +15,7 @@ from tui.screens.confirm import ConfirmScreen
 from tui.screens.form import FormScreen
 from tui.screens.help import HelpScreen
 
-from .conftest import SIZE, idle, ready, run, wait_for
+from .conftest import SIZE, ready, run, wait_for
 
 
 def keys(values: Any) -> set[str]:
@@ -463,15 +463,41 @@ def test_small_terminal_and_mouse(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
-            for wid in ("#sidebar", "#pairs-table", "#pair-detail-box"):
+            for wid in ("#pairs-table", "#pair-detail-box"):
                 region = app.main.query_one(wid).region
-                assert region.width > 10 and region.height >= 3, wid
+                assert region.width > 60 and region.height >= 3, wid
+            # below 100 columns the subjects start hidden; b shows them
+            assert not app.main.query_one("#sidebar").display
+            await pilot.press("b")
+            assert app.main.query_one("#sidebar").region.width >= 18
             await pilot.pause()
             # a click on the third subject row selects it; a click on a tab shows its view
             await pilot.click("#subject-table", offset=(3, 3))
             await wait_for(pilot, lambda: app.main.subject == "bob", what="the clicked subject")
             await pilot.click("#views Tab#--content-tab-registry")
             await wait_for(pilot, lambda: app.main.active == "registry", what="the clicked tab")
+            assert app.errors == []
+
+    run(scenario())
+
+
+def test_brackets_in_data_are_shown_as_text(make_app: Any) -> None:
+    """A subject, value or note holding "[...]" is data, never markup."""
+
+    async def scenario() -> None:
+        app = make_app()
+        app.session.memory.remember("[/b]odd [x]", "note", "my [/i] note [b]", at=parse_instant("2026-11-01"))
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            sidebar = app.main.query_one("#sidebar")
+            subject = next(s for s, _ in sidebar.subjects if "odd" in s)
+            await choose_pair(pilot, subject, "note")
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: app.main.view("history").shown == "note")
+            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await wait_for(pilot, lambda: any("[/i]" in str(b.value) for b in app.main.view("notes").notes))
+            await pilot.press("slash", *"note", "enter")
+            await wait_for(pilot, lambda: app.main.view("pairs").hits)
             assert app.errors == []
 
     run(scenario())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import RenderableType
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -28,7 +29,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog"):
-            yield Label(self.title_text, classes="dialog-title")
+            yield Label(Text(self.title_text), classes="dialog-title")
             yield Static(self.body, classes="dialog-body")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.yes, id="yes", variant="error" if self.danger else "primary")

@@ -49,7 +49,7 @@ class DiffView(ServiceCalls, Vertical):
             box.value = subject
 
     def action_edit(self) -> None:
-        self.query_one("#diff-from", Input).focus()
+        self.screen.set_focus(self.query_one("#diff-from", Input))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -73,7 +73,7 @@ class DiffView(ServiceCalls, Vertical):
             return
         memory = self.app.memory  # type: ignore[attr-defined]
         where = subject or "the whole store"
-        self.query_one("#diff-summary", Label).update(f"Comparing {where} between {fmt.instant(start)} and "
+        self.query_one("#diff-summary", Label).update(f"Comparing {fmt.esc(where)} between {fmt.instant(start)} and "
                                                       f"{fmt.instant(end)}…")
         self.query_one("#diff-loading").display = True
         self.call_service(memory.diff, start, end, subject, then=lambda ch: self._show(ch, start, end, where),
@@ -88,12 +88,12 @@ class DiffView(ServiceCalls, Vertical):
         table = self.query_one("#diff-table", DataTable)
         table.clear()
         for c in changes:
-            table.add_row(c.subject, c.predicate, Text(fmt.clip(fmt.values(c.before), 40), style="red"),
-                          Text(fmt.clip(fmt.values(c.after), 40), style="green"),
-                          fmt.clip(fmt.values(c.began), 30), fmt.clip(fmt.values(c.stopped), 30))
+            table.add_row(*fmt.cells(c.subject, c.predicate, Text(fmt.clip(fmt.values(c.before), 40), style="red"),
+                                     Text(fmt.clip(fmt.values(c.after), 40), style="green"),
+                                     fmt.clip(fmt.values(c.began), 30), fmt.clip(fmt.values(c.stopped), 30)))
         subjects = len({c.subject for c in changes})
-        table.focus()
+        self.screen.set_focus(table)
         self.query_one("#diff-summary", Label).update(
-            f"{len(changes)} answer(s) differ across {subjects} subject(s) in {where}, "
+            f"{len(changes)} answer(s) differ across {subjects} subject(s) in {fmt.esc(where)}, "
             f"between {fmt.instant(start)} and {fmt.instant(end)}"
         )

@@ -44,8 +44,8 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
 
     why = _table("Why each value", "value", "held", "reason", "event", "at")
     for r in x.reasons:
-        why.add_row(fmt.values([r.value]), Text("yes", style="green") if r.held else Text("no", style="red"),
-                    r.reason, r.event_id, fmt.instant(r.at))
+        why.add_row(*fmt.cells(fmt.values([r.value]), Text("yes", style="green") if r.held else Text("no", style="red"),
+                               r.reason, r.event_id, fmt.instant(r.at)))
     parts.append(why)
 
     rule = Text()
@@ -69,8 +69,8 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
     rules = _table("Registry events that govern it, oldest first", "at", "op", "name", "change", "operator", "plan")
     for i, r in enumerate(x.rules):
         style = "bold" if i == a.deciding_record else ""
-        rules.add_row(fmt.instant(r.at), r.op, r.name, r.change, r.record.operator or "—", r.record.plan or "—",
-                      style=style)
+        rules.add_row(*fmt.cells(fmt.instant(r.at), r.op, r.name, r.change, r.record.operator or "—",
+                                 r.record.plan or "—"), style=style)
     parts.append(rules)
 
     events = _table("Its events, oldest first (dim: after the instant)", "at", "event", "value", "stored as",
@@ -78,8 +78,8 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
     for e in sorted(x.events, key=lambda e: (e.observed_at, e.retraction, e.id)):
         value = ("retract " if e.retraction else "") + (fmt.values([e.value]) if e.value is not None else "(every value)")
         later = e.observed_at > x.at
-        events.add_row(fmt.instant(e.observed_at), e.id, Text(value, style="red" if e.retraction else ""),
-                       e.predicate, e.source, fmt.clip(e.evidence, 80), style="dim" if later else "")
+        events.add_row(*fmt.cells(fmt.instant(e.observed_at), e.id, Text(value, style="red" if e.retraction else ""),
+                                  e.predicate, e.source, fmt.clip(e.evidence, 80)), style="dim" if later else "")
     parts.append(events)
     return Group(*parts)
 
@@ -102,7 +102,8 @@ class ExplainView(ServiceCalls, Vertical):
         if not subject or not predicate:
             return
         app = self.app
-        self.query_one("#explain-title", Label).update(f"Explaining [b]{subject}[/b] · [b]{predicate}[/b]…")
+        self.query_one("#explain-title", Label).update(
+            f"Explaining [b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b]…")
         self.call_service(browse.explain_answer, app.memory, subject, predicate, app.as_of,  # type: ignore[attr-defined]
                           then=lambda data: self._show(data, on_shown), failed=lambda _: on_shown and on_shown(),
                           group="explain")
@@ -111,7 +112,8 @@ class ExplainView(ServiceCalls, Vertical):
         self.data = a
         x = a.explanation
         self.query_one("#explain-title", Label).update(
-            f"Why [b]{x.subject}[/b] · [b]{x.predicate}[/b] answers what it does, as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
+            f"Why [b]{fmt.esc(x.subject)}[/b] · [b]{fmt.esc(x.predicate)}[/b] answers what it does, "
+            f"as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
         )
         self.query_one("#explain-body", Static).update(render_explanation(a))
         if on_shown is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -37,15 +38,15 @@ class FormScreen(ModalScreen["dict[str, Any] | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="dialog form"):
-            yield Label(self.title_text, classes="dialog-title")
+            yield Label(Text(self.title_text), classes="dialog-title")
             if self.note:
-                yield Label(self.note, classes="dialog-note")
+                yield Label(Text(self.note), classes="dialog-note")
             with VerticalScroll(classes="form-fields"):
                 for f in self.fields:
                     if f.kind == "check":
-                        yield Checkbox(f.label, value=bool(f.value), id=f"f-{f.name}")
+                        yield Checkbox(Text(f.label), value=bool(f.value), id=f"f-{f.name}")
                     else:
-                        yield Label(f.label, classes="field-label")
+                        yield Label(Text(f.label), classes="field-label")
                         if f.kind == "select":
                             known = any(v == f.value for _, v in f.options)
                             yield Select(list(f.options), value=f.value if known else Select.BLANK,
@@ -54,7 +55,7 @@ class FormScreen(ModalScreen["dict[str, Any] | None"]):
                             yield Input(value=str(f.value or ""), placeholder=f.placeholder, id=f"f-{f.name}",
                                         compact=True)
                     if f.help:
-                        yield Label(f.help, classes="field-help")
+                        yield Label(Text(f.help), classes="field-help")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.submit_label, id="submit", variant="primary")
                 yield Button("Cancel", id="cancel")

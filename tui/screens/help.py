@@ -39,7 +39,7 @@ def keys_table() -> Table:
             continue
         t.add_row("", Text(label, style="bold yellow underline"), "")
         for a in rows:
-            shown = a.key if a.action.startswith("show_view") else key_text(a.key, a.key_display)
+            shown = (a.key or "palette") if a.action.startswith("show_view") else key_text(a.key, a.key_display)
             t.add_row(shown, a.title, a.help)
     t.add_row("", Text("Everywhere", style="bold yellow underline"), "")
     t.add_row("^p", "Command palette", "Every action above, searchable; also subjects and predicates by name")

@@ -74,7 +74,8 @@ class HistoryView(ServiceCalls, Vertical):
         if not subject or not predicate:
             return
         app = self.app
-        self.query_one("#history-title", Label).update(f"[b]{subject}[/b] · [b]{predicate}[/b] — reading…")
+        self.query_one("#history-title", Label).update(
+            f"[b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b] — reading…")
         self.call_service(browse.pair_history, app.memory, subject, predicate, app.as_of,  # type: ignore[attr-defined]
                           then=lambda data: self._show(data, on_shown), failed=lambda _: on_shown and on_shown(),
                           group="history")
@@ -83,7 +84,7 @@ class HistoryView(ServiceCalls, Vertical):
         self.data = h
         as_of = self.app.as_of  # type: ignore[attr-defined]
         self.query_one("#history-title", Label).update(
-            f"[b]{h.subject}[/b] · [b]{h.predicate}[/b] — {len(h.steps)} step(s), oldest first"
+            f"[b]{fmt.esc(h.subject)}[/b] · [b]{fmt.esc(h.predicate)}[/b] — {len(h.steps)} step(s), oldest first"
         )
         answer = Text("answer as of ", style="dim")
         answer.append(fmt.instant(as_of), style="bold yellow" if as_of is not None else "bold")

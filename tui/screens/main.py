@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
@@ -18,7 +19,7 @@ from .explain import ExplainView
 from .history import HistoryView
 from .pairs import PairsView
 from .plan import PlanTray
-from .queues import ConflictsView, NotesView, QueuesView, VocabView
+from .queues import QueuesView
 from .registry import RegistryView
 
 VIEWS = ("pairs", "history", "explain", "diff", "registry", "queues", "plan")
@@ -40,6 +41,7 @@ class MainScreen(Screen[None]):
         self.stale: set[str] = set(VIEWS) | set(QUEUES)
         self.ready_at: float = 0.0
         self._reveal: object | None = None
+        self._narrow: bool | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="topbar"):
@@ -76,6 +78,23 @@ class MainScreen(Screen[None]):
             tabs.can_focus = False
         self.app.open_session()  # type: ignore[attr-defined]
 
+    NARROW = 100  # below this many columns the subjects start hidden (b shows them)
+
+    def on_resize(self, event: events.Resize) -> None:
+        narrow = event.size.width < self.NARROW
+        if narrow != self._narrow:
+            self._narrow = narrow
+            self.set_class(narrow, "-narrow")
+            self.set_class(not narrow, "-sidebar")
+
+    def show_sidebar(self, show: bool | None) -> None:
+        """Show, hide (or with None, toggle) the subjects."""
+        show = (not self.has_class("-sidebar")) if show is None else show
+        self.set_class(show, "-sidebar")
+        sidebar = self.query_one(SubjectList)
+        if not show and self.focused is not None and sidebar in self.focused.ancestors_with_self:
+            self.focus_active()
+
     # --- session ---------------------------------------------------------------------
 
     def session_ready(self) -> None:
@@ -83,12 +102,15 @@ class MainScreen(Screen[None]):
         self.add_class("-ready")
         self.query_one(SubjectList).show_store(app.session, app.read_only)  # type: ignore[attr-defined]
         self.query_one(SubjectList).load()
-        self.query_one(SubjectList).table.focus()
+        if self.has_class("-sidebar"):
+            self.set_focus(self.query_one(SubjectList).table)
+        else:
+            self.focus_active()
 
     def session_failed(self, title: str, text: str) -> None:
         self.query_one("#startup LoadingIndicator").display = False
         self.query_one("#startup-error", Static).update(
-            f"[b red]Cannot open the store[/b red]\n\n{title}: {text}\n\n[dim]q quits[/dim]")
+            f"[b red]Cannot open the store[/b red]\n\n{fmt.esc(title)}: {fmt.esc(text)}\n\n[dim]q quits[/dim]")
 
     # --- views -----------------------------------------------------------------------
 
@@ -113,7 +135,6 @@ class MainScreen(Screen[None]):
             self._load_if_stale(name)
         if focus:
             self._focus_view(name)
-            self.call_after_refresh(self._focus_view, name)  # again once the switch is laid out
 
     def on_screen_resume(self) -> None:
         """Back from a dialog: keep the focus in the visible view."""
@@ -135,7 +156,7 @@ class MainScreen(Screen[None]):
             inner = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")
             target = {"conflicts": "#conflicts-table", "vocab": "#inbox-table", "notes": "#clusters-table"}[inner]
         if target is not None and self.active == (name if name not in QUEUES else "queues"):
-            self.query_one(target).focus()
+            self.set_focus(self.query_one(target))
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = event.pane.id or ""
@@ -164,8 +185,6 @@ class MainScreen(Screen[None]):
         if current == "queues":
             current = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")
         self._load_if_stale(current)
-        if current in ("history", "explain", "pairs"):
-            pass
 
     # --- selection ---------------------------------------------------------------------
 
@@ -175,10 +194,7 @@ class MainScreen(Screen[None]):
         self.subject = message.subject
         self.stale.update({"pairs", "history", "explain"})
         self.predicate = None
-        self._load_if_stale("pairs")  # the pairs view picks the first pair and reports it
-        if self.active != "pairs":
-            self.view("pairs").refresh_data()
-            self.stale.discard("pairs")
+        self._load_if_stale("pairs")  # even when hidden: it picks the first pair and reports it
 
     def on_pair_chosen(self, message: PairChosen) -> None:
         changed = (message.subject, message.predicate) != (self.subject, self.predicate)
@@ -250,11 +266,10 @@ class MainScreen(Screen[None]):
 
     def as_of_changed(self, at: int | None) -> None:
         box = self.query_one("#as-of", Input)
-        text = "" if at is None else fmt.instant(at)
-        if box.value.strip() and at is not None and parse_instant(box.value, what="as of") == at:
-            pass
-        else:
-            box.value = text
+        if at is None:
+            box.value = ""
+        elif not box.value.strip():  # set from elsewhere (the palette): show it
+            box.value = fmt.instant(at)
         self.invalidate("pairs", "history", "explain")
 
     # --- plans and writes -------------------------------------------------------------
@@ -265,7 +280,7 @@ class MainScreen(Screen[None]):
             self.app.notify("A plan is being previewed; wait for it, then stage again.", severity="warning")
             return
         if tray.recipe is not None:
-            self.app.notify(f"Replaced the staged plan ({tray.recipe.title}).")
+            self.app.notify(f"Replaced the staged plan ({tray.recipe.title}).", markup=False)
         tray.stage(message.recipe)
         self.show_view("plan")
 
@@ -275,12 +290,12 @@ class MainScreen(Screen[None]):
         if tray.recipe is None:
             badge.update("no plan staged")
         elif tray.busy:
-            badge.update(f"[yellow]previewing: {fmt.clip(tray.recipe.title, 30)}[/yellow]")
+            badge.update(f"[yellow]previewing: {fmt.esc(fmt.clip(tray.recipe.title, 30))}[/yellow]")
         elif tray.stale:
-            badge.update(f"[red]stale plan: {fmt.clip(tray.recipe.title, 30)}[/red]")
+            badge.update(f"[red]stale plan: {fmt.esc(fmt.clip(tray.recipe.title, 30))}[/red]")
         elif tray.preview is not None:
             n = tray.preview.impact.answers_changed
-            badge.update(f"[b]plan:[/b] {fmt.clip(tray.recipe.title, 30)} ({n} answer(s) change)")
+            badge.update(f"[b]plan:[/b] {fmt.esc(fmt.clip(tray.recipe.title, 30))} ({n} answer(s) change)")
 
     def on_store_changed(self, message: StoreChanged) -> None:
         self.query_one(SubjectList).load()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.console import Group
@@ -90,8 +91,6 @@ class PairsView(ServiceCalls, Vertical):
                           then=lambda rows: self._show(subject, rows), group="pairs")
 
     def _show(self, subject: str, rows: list[PairRow]) -> None:
-        import time
-
         table = self.query_one("#pairs-table", DataTable)
         keep = self.screen.predicate if subject == self.subject else None  # type: ignore[attr-defined]
         self.subject, self.rows = subject, rows
@@ -106,7 +105,7 @@ class PairsView(ServiceCalls, Vertical):
             )
         as_of = self.app.as_of  # type: ignore[attr-defined]
         self.query_one("#pairs-title", Label).update(
-            f"[b]{subject}[/b] — {len(rows)} pair(s), answers as of {fmt.instant(as_of)}"
+            f"[b]{fmt.esc(subject)}[/b] — {len(rows)} pair(s), answers as of {fmt.instant(as_of)}"
             f"   [dim]{REPLACED} replaced earlier · {ELSEWHERE} held elsewhere[/dim]"
         )
         index = next((i for i, r in enumerate(rows) if r.predicate == keep), 0)
@@ -180,7 +179,7 @@ class PairsView(ServiceCalls, Vertical):
             self.close_search()
             return
         memory = self.app.memory  # type: ignore[attr-defined]
-        self.query_one("#pairs-title", Label).update(f"searching for [b]{text}[/b]…")
+        self.query_one("#pairs-title", Label).update(f"searching for [b]{fmt.esc(text)}[/b]…")
         self.call_service(engine_search, memory, text, as_of=self.app.as_of, limit=SEARCH_LIMIT,  # type: ignore[attr-defined]
                           then=lambda hits: self._show_hits(text, hits), group="search")
 
@@ -190,15 +189,15 @@ class PairsView(ServiceCalls, Vertical):
         table.clear()
         for b in hits:
             mark = (REPLACED if b.replaced else " ") + (ELSEWHERE if b.elsewhere else " ")
-            table.add_row(b.subject, b.predicate, fmt.clip(fmt.values([b.value]), 50), fmt.instant(b.observed_at),
-                          Text(mark, style="bold cyan"))
+            table.add_row(*fmt.cells(b.subject, b.predicate, fmt.clip(fmt.values([b.value]), 50),
+                                     fmt.instant(b.observed_at), Text(mark, style="bold cyan")))
         self.query_one("#pairs-table", DataTable).display = False
         table.display = True
         self.query_one("#pairs-title", Label).update(
-            f"{len(hits)} answer(s) for [b]{text}[/b], as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
+            f"{len(hits)} answer(s) for [b]{fmt.esc(text)}[/b], as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
             "   [dim]Enter: history · Escape: back to the pairs[/dim]"
         )
-        table.focus()
+        self.screen.set_focus(table)
         if not hits:
             self.query_one("#pair-detail", Static).update(Text("Nothing found.", style="dim"))
 
@@ -210,7 +209,7 @@ class PairsView(ServiceCalls, Vertical):
             hits.display = False
             pairs = self.query_one("#pairs-table", DataTable)
             pairs.display = True
-            pairs.focus()
+            self.screen.set_focus(pairs)
             if self.subject is not None:
                 self._show(self.subject, self.rows)
         return True

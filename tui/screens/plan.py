@@ -105,6 +105,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.query_one("#plan-apply", Button).disabled = not (self.preview and not self.stale and not self.busy)
         self.query_one("#plan-discard", Button).disabled = not has or self.busy
         self.query_one("#plan-replan", Button).disabled = not has or self.busy
+        self.refresh_bindings()  # the footer asks check_action again
         self.screen.update_plan_badge()  # type: ignore[attr-defined]
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -144,7 +145,7 @@ class PlanTray(ServiceCalls, Vertical):
         self._problem(None)
         title = self.recipe.title if self.recipe else "plan"
         self.query_one("#plan-title", Label).update(
-            f"{'Planning' if rebuild else 'Previewing'} [b]{title}[/b]… the console stays usable meanwhile")
+            f"{'Planning' if rebuild else 'Previewing'} [b]{fmt.esc(title)}[/b]… the console stays usable meanwhile")
         self.query_one("#plan-progress-row").display = True
         bar = self.query_one("#plan-progress", ProgressBar)
         bar.update(total=None, progress=0)
@@ -174,7 +175,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.query_one("#plan-progress-row").display = False
         title, text = error_text(exc)
         self.query_one("#plan-title", Label).update(
-            f"Could not plan [b]{self.recipe.title if self.recipe else ''}[/b]")
+            f"Could not plan [b]{fmt.esc(self.recipe.title if self.recipe else '')}[/b]")
         self._problem(Text(f"{title}: {text}", style="bold red"))
         if self.preview is None:
             self.recipe = None if not isinstance(exc, StalePlan) else self.recipe
@@ -187,7 +188,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.query_one("#plan-progress-row").display = False
         data = pv.to_json()
         plan = data["plan"]
-        self.query_one("#plan-title", Label).update(f"Staged: [b]{plan['title']}[/b]   [dim]{plan['id']}[/dim]")
+        self.query_one("#plan-title", Label).update(f"Staged: [b]{fmt.esc(plan['title'])}[/b]   [dim]{plan['id']}[/dim]")
         parts: list[RenderableType] = []
         imp = data["impact"]
         changed = pv.changes_answers
@@ -221,6 +222,8 @@ class PlanTray(ServiceCalls, Vertical):
     def _changes(self, changes: list[dict[str, Any]]) -> None:
         table = self.query_one("#plan-changes", DataTable)
         table.clear(columns=True)
+        if not changes:
+            return
         as_of = self.compare_at is not None
         cols = ["subject", "predicate", "before", "", "after"]
         if as_of:
@@ -231,14 +234,14 @@ class PlanTray(ServiceCalls, Vertical):
         for c in changes[:MAX_ROWS]:
             before, after = c.get("before", []), c.get("after", [])
             same = fmt.values(before) == fmt.values(after)
-            row: list[Any] = [c["subject"], c["predicate"], Text(fmt.clip(fmt.values(before), 30), style="red"),
-                              "=" if same else "→", Text(fmt.clip(fmt.values(after), 30), style="green")]
+            row: list[Any] = [c["subject"], c["predicate"], Text(fmt.clip(fmt.values(before), 26), style="red"),
+                              "=" if same else "→", Text(fmt.clip(fmt.values(after), 26), style="green")]
             if as_of:
                 ba, aa = c.get("before_as_of", []), c.get("after_as_of", [])
                 row.append(f"{fmt.clip(fmt.values(ba), 20)} {'=' if fmt.values(ba) == fmt.values(aa) else '→'} "
                            f"{fmt.clip(fmt.values(aa), 20)}")
             row.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
-            table.add_row(*row)
+            table.add_row(*fmt.cells(*row))
 
     # --- actions -------------------------------------------------------------------
 
@@ -263,7 +266,7 @@ class PlanTray(ServiceCalls, Vertical):
             self._run(rebuild=False)
 
     def action_compare_as_of(self) -> None:
-        self.query_one("#plan-as-of", Input).focus()
+        self.screen.set_focus(self.query_one("#plan-as-of", Input))
 
     def action_apply(self) -> None:
         pv = self.preview
@@ -284,7 +287,7 @@ class PlanTray(ServiceCalls, Vertical):
             return
         self.busy = True
         self._buttons()
-        self.query_one("#plan-title", Label).update(f"Applying [b]{self.preview.plan.title}[/b]…")
+        self.query_one("#plan-title", Label).update(f"Applying [b]{fmt.esc(self.preview.plan.title)}[/b]…")
         self.call_service(governance.apply, self.app.memory, self.preview.plan,  # type: ignore[attr-defined]
                           then=self._applied, failed=self._apply_failed, group="apply")
 
@@ -294,10 +297,10 @@ class PlanTray(ServiceCalls, Vertical):
         title = self.preview.plan.title if self.preview else ""
         self.recipe, self.preview, self.stale = None, None, None
         text = render_plan.render_applied(result)
-        self.query_one("#plan-title", Label).update(f"Applied: [b]{title}[/b]. Nothing is staged.")
+        self.query_one("#plan-title", Label).update(f"Applied: [b]{fmt.esc(title)}[/b]. Nothing is staged.")
         self.query_one("#plan-summary", Static).update(text)
         self._changes([])
-        self.app.notify(text.plain, title="applied")
+        self.app.notify(text.plain, title="applied", markup=False)
         self._buttons()
         self.post_message(StoreChanged("apply"))
 
@@ -306,7 +309,7 @@ class PlanTray(ServiceCalls, Vertical):
         if isinstance(exc, StalePlan):
             self.stale = str(exc)
             self.query_one("#plan-title", Label).update(
-                f"Stale: [b]{self.recipe.title if self.recipe else ''}[/b] was not applied")
+                f"Stale: [b]{fmt.esc(self.recipe.title if self.recipe else '')}[/b] was not applied")
             self._problem(Group(
                 Text("The plan is stale — nothing was written.", style="bold red"),
                 Text(str(exc)),
@@ -324,7 +327,7 @@ class PlanTray(ServiceCalls, Vertical):
         title = self.recipe.title
         self.recipe, self.preview, self.stale, self.compare_at = None, None, None, None
         self.query_one("#plan-as-of", Input).value = ""
-        self.query_one("#plan-title", Label).update(f"Discarded [b]{title}[/b]; nothing was written.")
+        self.query_one("#plan-title", Label).update(f"Discarded [b]{fmt.esc(title)}[/b]; nothing was written.")
         self.query_one("#plan-summary", Static).update("")
         self._changes([])
         self._problem(None)

@@ -67,8 +67,8 @@ class ConflictsView(ServiceCalls, Vertical):
         table = self.query_one("#conflicts-table", DataTable)
         table.clear()
         for c in self.items:
-            table.add_row(c.subject, fmt.clip(fmt.values([c.value]), 30), " ≠ ".join(c.predicates),
-                          fmt.day(c.latest), c.group)
+            table.add_row(*fmt.cells(c.subject, fmt.clip(fmt.values([c.value]), 30), " ≠ ".join(c.predicates),
+                                     fmt.day(c.latest), c.group))
         self.query_one("#conflicts-title", Label).update(
             f"Conflicts — {len(self.items)} open in {len(listing.groups)} group(s), {listing.dismissed} dismissed"
         )
@@ -152,7 +152,7 @@ class ConflictsView(ServiceCalls, Vertical):
         self.app.ask(ConfirmScreen("Dismiss this conflict?", body, yes="Dismiss"), done)
 
     def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
-        self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}")
+        self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}", markup=False)
         self.post_message(StoreChanged("dismiss"))
 
 
@@ -185,13 +185,13 @@ class VocabView(ServiceCalls, Vertical):
         for e in self.entries:
             fw = e.first_write
             by = f"{fw.subject}: {fmt.clip(fmt.values([fw.value]), 24)} ({fw.source})" if fw else "—"
-            inbox.add_row(e.name, e.origin, e.into or "—", f"{e.score:.2f}" if e.score is not None else "—",
-                          e.status, f"{e.events:,}", by)
+            inbox.add_row(*fmt.cells(e.name, e.origin, e.into or "—", f"{e.score:.2f}" if e.score is not None else "—",
+                                     e.status, f"{e.events:,}", by))
         sug = self.query_one("#suggest-table", DataTable)
         sug.clear()
         for c in self.clusters:
-            sug.add_row(", ".join(c.names), f"{c.score:.2f}", c.into,
-                        fmt.clip(c.reason + (" · cardinality differs" if c.cardinality_differs else ""), 60))
+            sug.add_row(*fmt.cells(", ".join(c.names), f"{c.score:.2f}", c.into,
+                                   fmt.clip(c.reason + (" · cardinality differs" if c.cardinality_differs else ""), 60)))
         self.query_one("#vocab-title", Label).update(
             f"Vocabulary inbox — {len(self.entries)} open name(s) defined or matched by agents"
         )
@@ -243,7 +243,7 @@ class VocabView(ServiceCalls, Vertical):
         self.app.ask(ConfirmScreen("Never merge these names?", body, yes="Never merge"), done)
 
     def _recorded(self, c: vocab_svc.Cluster) -> None:
-        self.app.notify(f"Recorded: never merge {', '.join(c.names)}")
+        self.app.notify(f"Recorded: never merge {', '.join(c.names)}", markup=False)
         self.post_message(StoreChanged("never"))
 
 
@@ -278,11 +278,11 @@ class NotesView(ServiceCalls, Vertical):
         for c in self.clusters:
             target = c.predicate or f"{c.new_name} (new)"
             parsed = sum(1 for n in c.notes if n.value is not None)
-            ct.add_row(c.id, str(len(c.notes)), ", ".join(c.about[:4]), target, f"{parsed}/{len(c.notes)}")
+            ct.add_row(*fmt.cells(c.id, str(len(c.notes)), ", ".join(c.about[:4]), target, f"{parsed}/{len(c.notes)}"))
         nt = self.query_one("#notes-table", DataTable)
         nt.clear()
         for b in self.notes:
-            nt.add_row(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source)
+            nt.add_row(*fmt.cells(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source))
         self.query_one("#notes-title", Label).update(
             f"Note clusters — {len(self.clusters)} cluster(s) over {len(self.notes)} note(s)"
         )
@@ -363,10 +363,6 @@ class QueuesView(Vertical):
                 yield VocabView(id="vocab")
             with TabPane("Notes", id="q-notes"):
                 yield NotesView(id="notes")
-
-    def refresh_data(self) -> None:
-        for v in (self.query_one(ConflictsView), self.query_one(VocabView), self.query_one(NotesView)):
-            v.refresh_data()
 
     def show(self, which: str) -> None:
         self.query_one("#queue-tabs", TabbedContent).active = f"q-{which}"

@@ -54,7 +54,7 @@ class RegistryView(ServiceCalls, Vertical):
             with TabPane("Predicates", id="reg-predicates"):
                 with Horizontal():
                     table: DataTable = DataTable(id="predicates-table", cursor_type="row")
-                    for name in ("predicate", "card.", "type", "events", "origin", "merged"):
+                    for name in ("predicate", "card.", "type", "events", "merged names"):
                         table.add_column(name)
                     yield table
                     with VerticalScroll(id="predicate-detail-box"):
@@ -65,11 +65,13 @@ class RegistryView(ServiceCalls, Vertical):
                     log.add_column(name)
                 yield log
             with TabPane("Lint", id="reg-lint"):
+                yield Label("linting…", id="lint-note")
                 lint: DataTable = DataTable(id="lint-table", cursor_type="row")
-                for name in ("code", "names", "detail"):
+                for name in ("finding", "names", "detail"):
                     lint.add_column(name)
                 yield lint
-                yield Label("", id="lint-note")
+                with VerticalScroll(classes="detail-box"):
+                    yield Static("", id="lint-detail")
 
     def refresh_data(self) -> None:
         memory = self.app.memory  # type: ignore[attr-defined]
@@ -85,8 +87,8 @@ class RegistryView(ServiceCalls, Vertical):
         keep = self.current["name"] if self.current else None
         table.clear()
         for p in self.predicates:
-            table.add_row(p["name"], p["cardinality"], p["value_type"], f"{p['events']:,}", p["origin"],
-                          ", ".join(p["merged"]) or "", key=p["name"])
+            table.add_row(*fmt.cells(p["name"], p["cardinality"], p["value_type"], f"{p['events']:,}",
+                                     fmt.clip(", ".join(p["merged"]), 24)), key=p["name"])
         vocab = "open" if listing["open_vocabulary"] else "closed"
         self.query_one("#registry-title", Label).update(
             f"Registry — {len(self.predicates)} predicates · vocabulary {vocab} · digest {listing['digest'][7:19]}…"
@@ -98,8 +100,8 @@ class RegistryView(ServiceCalls, Vertical):
         log = self.query_one("#registry-log", DataTable)
         log.clear()
         for c in data["log"]["changes"]:
-            log.add_row(fmt.instant(_ns(c["at"])), c["op"], c["name"], fmt.clip(c["summary"], 70),
-                        c.get("operator") or "—", c.get("plan") or "—")
+            log.add_row(*fmt.cells(fmt.instant(_ns(c["at"])), c["op"], c["name"], fmt.clip(c["summary"], 70),
+                                   c.get("operator") or "—", c.get("plan") or "—"))
 
     def _show_lint(self, findings: list[dict[str, Any]]) -> None:
         self.findings = findings
@@ -107,8 +109,9 @@ class RegistryView(ServiceCalls, Vertical):
         lt.clear()
         note = self.query_one("#lint-note", Label)
         for f in findings:
-            lt.add_row(str(f.get("code", "")), fmt.clip(", ".join(f.get("names", [])), 40),
-                       fmt.clip(str(f.get("detail", "")), 110))
+            lt.add_row(*fmt.cells(str(f.get("code", "")).replace("_", " "), fmt.clip(", ".join(f.get("names", [])), 36),
+                                  fmt.clip(str(f.get("detail", "")), 110)))
+        self._lint_detail()
         note.update("No findings: the registry is clean." if not findings
                     else f"{len(findings)} finding(s); nothing is changed by lint")
 
@@ -125,6 +128,23 @@ class RegistryView(ServiceCalls, Vertical):
             p = self.current
             if p is not None:
                 self._detail(p)
+        elif event.data_table.id == "lint-table":
+            event.stop()
+            self._lint_detail()
+
+    def _lint_detail(self) -> None:
+        table = self.query_one("#lint-table", DataTable)
+        findings = self.findings or []
+        f = findings[table.cursor_row] if 0 <= table.cursor_row < len(findings) else None
+        box = self.query_one("#lint-detail", Static)
+        if f is None:
+            box.update("")
+            return
+        t = Text()
+        t.append(str(f.get("code", "")).replace("_", " "), style="bold yellow")
+        t.append("  " + ", ".join(f.get("names", [])) + "\n", style="magenta")
+        t.append(str(f.get("detail", "")))
+        box.update(t)
 
     def _detail(self, p: dict[str, Any]) -> None:
         t = Text()
@@ -148,8 +168,8 @@ class RegistryView(ServiceCalls, Vertical):
         log.add_column("what")
         for c in self.data.get("log", {}).get("changes", []):
             if c["name"] == p["name"] or c.get("into") == p["name"] or c["name"] in p["merged"]:
-                log.add_row(fmt.day(_ns(c["at"])), f"{c['op']}: {c['summary']}"
-                            + (f" — {c['operator']}" if c.get("operator") else ""))
+                log.add_row(*fmt.cells(fmt.day(_ns(c["at"])), f"{c['op']}: {c['summary']}"
+                                       + (f" — {c['operator']}" if c.get("operator") else "")))
         self.query_one("#predicate-detail", Static).update(Group(t, log))
 
     def action_next_tab(self) -> None:
@@ -167,7 +187,7 @@ class RegistryView(ServiceCalls, Vertical):
     def _focus_tab(self) -> None:
         active = self.query_one("#registry-tabs", TabbedContent).active
         target = {"reg-predicates": "#predicates-table", "reg-log": "#registry-log", "reg-lint": "#lint-table"}
-        self.query_one(target.get(active, "#predicates-table")).focus()
+        self.screen.set_focus(self.query_one(target.get(active, "#predicates-table")))
 
     # --- staging ---------------------------------------------------------------
 

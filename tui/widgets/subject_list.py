@@ -8,10 +8,12 @@ from textual.widgets import DataTable, Input, Label
 
 from recall_admin import browse
 
+from .. import format as fmt
 from ..messages import SubjectChosen
 from ..services import ServiceCalls
 
 FILTER_DELAY = 0.15  # seconds of typing pause before the store is asked
+STORE_WIDTH = 24
 
 
 class SubjectList(ServiceCalls, Vertical):
@@ -35,8 +37,11 @@ class SubjectList(ServiceCalls, Vertical):
     def show_store(self, session, read_only: bool) -> None:  # type: ignore[no-untyped-def]
         """Which store, collection and operator the console works on."""
         ro = " · [b]read-only[/b]" if read_only else ""
+        url = session.display_url
+        if len(url) > STORE_WIDTH:
+            url = "…" + url[-(STORE_WIDTH - 1):]  # the end of a path says most
         self.query_one("#store-label", Label).update(
-            f"{session.display_url}\n{session.collection} · {session.operator}{ro}")
+            f"{fmt.esc(url)}\n{fmt.esc(session.collection)} · {fmt.esc(session.operator)}{ro}")
     @property
     def table(self) -> DataTable:
         return self.query_one("#subject-table", DataTable)
@@ -55,7 +60,7 @@ class SubjectList(ServiceCalls, Vertical):
         self._loaded_prefix = prefix
         table.clear()
         for subject, n in rows:
-            table.add_row(subject, f"{n:,}", key=subject)
+            table.add_row(*fmt.cells(subject, f"{n:,}"), key=subject)
         more = " (first {:,})".format(len(rows)) if len(rows) >= browse.SUBJECTS_SHOWN else ""
         self.query_one("#subject-count", Label).update(f"{len(rows):,} subject(s){more}")
         if rows:
@@ -93,7 +98,7 @@ class SubjectList(ServiceCalls, Vertical):
         if event.input.id != "subject-filter":
             return
         event.stop()
-        self.table.focus()
+        self.screen.set_focus(self.table)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a subject: into its pairs."""
