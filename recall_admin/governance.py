@@ -392,6 +392,7 @@ def _group_by_subject(events: Iterable[Event]) -> Iterable[tuple[str, list[Event
 def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory: Memory,
            pairs: Sequence[Any] = ()) -> list[dict[str, str]]:
     risks: list[dict[str, str]] = []
+    retro: list[str] = []
     for r in plan.records:
         old = before.definition(r.name)
         if r.op == "redefine" and r.definition is not None and old is not None:
@@ -409,9 +410,7 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
                               f"now ({held} in all); the next value stated for each of them hides the others")
                 risks.append({"flag": "values_hidden", "detail": detail})
             if r.retroactive:
-                risks.append({"flag": "retroactive", "detail": (
-                    f"{r.name} is redefined for its whole history: {impact.history_changed} pair(s) would have "
-                    f"answered differently in the past, and every as-of read of them changes")})
+                retro.append(r.name)
             kept = {a.lower() for a in new.allowed}
             dropped = sorted(a for a in old.allowed if a.lower() not in kept)
             if new.value_type == "enum" and dropped:
@@ -424,6 +423,16 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
                 risks.append({"flag": "cardinality_mismatch", "detail": (
                     f"{r.name} is {a.cardinality}-valued and {r.into} is {b.cardinality}-valued: after the merge, "
                     f"{r.name}'s history folds under {r.into}'s {b.cardinality}-valued rules")})
+    if retro:
+        per: dict[str, int] = {}
+        for c in impact.changes:
+            if c.history_changed:
+                per[c.predicate] = per.get(c.predicate, 0) + 1
+        where = ", ".join(f"{n} of {p}" for p, n in sorted(per.items())) or "none"
+        risks.append({"flag": "retroactive", "detail": (
+            f"{' and '.join(retro)} {'is' if len(retro) == 1 else 'are'} redefined for the whole history: "
+            f"{impact.history_changed} pair(s) would have answered differently in the past ({where}), "
+            f"and every as-of read of them changes")})
     unparsed = plan.details.get("unparsed", 0) if isinstance(plan.details, dict) else 0
     if unparsed:
         bad = [n for n in plan.details.get("notes", []) if not n.get("ok")]

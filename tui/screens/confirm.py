@@ -34,6 +34,8 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.yes, id="yes", variant="error" if self.danger else "primary")
                 yield Button("Cancel", id="no")
+            # Cancel has the focus, so Enter alone never writes; say how to answer yes
+            yield Label(Text(f"y {self.yes.lower()} · n or esc cancel", style="dim"), classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
