@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from .records import Belief, Event, PriorValue, belief_from_event
+from .records import Belief, Event, PriorValue, belief_from_event, sort_key
 from .text import NOTE
 from .timeline import Timeline
 from .values import Value, value_key
@@ -180,12 +180,53 @@ def _beliefs(held: dict[str, Held], predicate: str) -> list[Belief]:
 
 def fold(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> list[Belief]:
     """What is believed about (subject, predicate) at an instant (an event exactly at it counts)."""
-    held: dict[str, Held] = {}
-    for m in moves(events, subject, predicate, timeline):
-        if m.at > at:
-            break
-        _apply(m, held, predicate, timeline)
+    evs = events if isinstance(events, list) else list(events)
+    held = _fold_plain(evs, subject, predicate, timeline, at)
+    if held is None:
+        held = {}
+        for m in moves(evs, subject, predicate, timeline):
+            if m.at > at:
+                break
+            _apply(m, held, predicate, timeline)
     return _beliefs(held, predicate)
+
+
+def _fold_plain(events: list[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> dict[str, Held] | None:
+    """The same walk for the common pair, without building moves; None when it does not apply.
+
+    It applies when every event is the pair's own, stored under the predicate's own
+    name, carries no ``replaces``, ids are unique, and the cardinality never changed:
+    then only assertions and retractions of this pair remain, in the same order.
+    """
+    multi = timeline.fixed_multi(predicate)
+    if multi is None or predicate == NOTE or timeline.canonical(predicate) != predicate:
+        return None
+    seen: set[str] = set()
+    for e in events:
+        if e.subject != subject or e.predicate != predicate or e.replaces or e.id in seen:
+            return None
+        seen.add(e.id)
+    held: dict[str, Held] = {}
+    for e in sorted(events, key=sort_key):
+        if e.observed_at > at:
+            break
+        if e.retraction:
+            if e.value is None:
+                held.clear()
+            else:
+                held.pop(value_key(e.value), None)
+            continue
+        k = value_key(e.value)
+        prev = held.get(k)
+        if multi:
+            held[k] = Held(e, e.value, prev.replaced if prev else (), False)  # type: ignore[arg-type]
+            continue
+        if not held or (prev is not None and len(held) == 1):
+            replaced = prev.replaced if prev else ()
+        else:
+            replaced = tuple(h for kk, h in held.items() if kk != k)
+        held = {k: Held(e, e.value, replaced, False)}  # type: ignore[arg-type]
+    return held
 
 
 def walk(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> Iterator[Step]:

@@ -227,6 +227,10 @@ class Timeline:
         idx = max(bisect_right(ats, at) - 1, last_retro, 0)
         return ds[idx]
 
+    def fixed_multi(self, predicate: str) -> bool | None:
+        """True or False when the predicate's cardinality never changed; None when it did (or it is unknown)."""
+        return self._fixed_multi.get(predicate)
+
     def multi_at(self, predicate: str, at: int) -> bool:
         fixed = self._fixed_multi.get(predicate)
         if fixed is not None:
