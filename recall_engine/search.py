@@ -56,7 +56,12 @@ def search(memory: Memory, text: str, *, as_of: int | None = None, limit: int = 
 
 def _hits(store, query: str, vector, k: int, since: int | None, until: int | None) -> list[Event]:
     lexical = store.keyword_search(query, k, since, until)
-    vec = store.vector_search(vector, k, since, until)
+    if len(lexical) >= k:
+        # With the lexical embedder the keyword ranking leads and vector hits only fill
+        # what it leaves (reference 5.4): a full keyword page is the fused page.
+        return [h.event for h in lexical[:k]]
+    # a vector "hit" that shares no token with the question carries nothing: leave it out
+    vec = [h for h in store.vector_search(vector, k, since, until) if h.score > 1e-6]
     by_id = {h.event.id: h.event for h in [*lexical, *vec]}
     ids = fuse_text_first([h.event.id for h in lexical], [h.event.id for h in vec], k)
     return [by_id[i] for i in ids]
