@@ -183,6 +183,14 @@ def register(app: typer.Typer, registry_app: typer.Typer) -> None:
         if events is not None and not (0 <= events <= 50_000_000):
             raise InvalidInput(f"--events must be between 0 and 50,000,000, got {events}")
         s = state.session()
+        from .demo import is_seeded
+
+        if is_seeded(s.store):
+            # running the README's first command twice is not an error: the demo is there
+            state.output.message(f"collection {s.collection!r} already holds the demo; nothing was added")
+            state.output.emit({"collections": [s.collection], "events": s.store.count(), "already_seeded": True},
+                              _render_demo)
+            return
         if s.store.count() > 0:
             raise InvalidInput(
                 f"collection {s.collection!r} already holds {s.store.count()} event(s); "

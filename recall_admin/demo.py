@@ -178,6 +178,12 @@ def _append(store, events, progress: Callable[[int], None] | None) -> int:
     return total
 
 
+def is_seeded(store) -> bool:
+    """Does this collection already hold the demo's storylines (their ids are fixed)?"""
+    first = storylines()[0]
+    return bool(store.events_by_id([first.id]))
+
+
 def build_demo(backend, collection: str = "memories", *, events: int | None = None, seed: int = 7,
                operator: str = "demo", progress: Callable[[int], None] | None = None) -> dict:
     """Seed ``collection`` (and small support, sales and voice collections) with the demo history."""

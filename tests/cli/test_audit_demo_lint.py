@@ -26,7 +26,13 @@ def test_demo_holds_the_storylines(cli, demo):
     assert cities == ["Lisbon", "Berlin", "Toronto"]
 
 
-def test_demo_refuses_a_collection_that_holds_events(cli, demo):
+def test_demo_twice_adds_nothing(cli, demo):
+    again = cli.ok("demo")
+    assert again["already_seeded"] is True and again["events"] == demo["events"]
+
+
+def test_demo_refuses_a_collection_that_holds_other_events(cli):
+    cli.ok("init", "--registry", "coding")
     err = cli.fail("demo")
     assert err["code"] == "invalid_input"
     assert "already holds" in err["message"] and "the demo seeds an empty collection" in err["message"]
