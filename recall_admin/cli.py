@@ -60,6 +60,7 @@ class State:
     collection: str = DEFAULT_COLLECTION
     operator: Optional[str] = None
     read_only: bool = False
+    match_threshold: Optional[float] = None
     output: Output = field(default_factory=Output)
     _session: Optional["Session"] = None
 
@@ -72,7 +73,8 @@ class State:
             from .session import Session
 
             self._session = Session.open(
-                self.store_url, self.collection, self.operator, self.read_only, create=create
+                self.store_url, self.collection, self.operator, self.read_only, create=create,
+                match_threshold=self.match_threshold,
             )
         return self._session
 
@@ -218,8 +220,15 @@ def root(
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")] = False,
     read_only: Annotated[bool, typer.Option("--read-only", help="Open the store read-only; writes are refused.")] = False,
+    match_threshold: Annotated[
+        Optional[float],
+        typer.Option("--match-threshold", envvar="RECALL_MATCH_THRESHOLD", metavar="X",
+                     help="Open vocabulary: how near a new name must be to file it under an existing predicate "
+                          "(default 0.9; negative turns matching off)."),
+    ] = None,
 ) -> None:
     state = _state(ctx)
+    state.match_threshold = match_threshold
     state.store_url = store if store and store.strip() else None
     state.collection = collection
     state.operator = operator

@@ -59,6 +59,7 @@ class Session:
         *,
         create: bool = True,
         now: Callable[[], int] | None = None,
+        match_threshold: float | None = None,
     ) -> "Session":
         """Open the backend named by ``store_url`` (None: the default SQLite file) and
         one collection of it. ``create`` makes the collection when it does not exist
@@ -73,6 +74,8 @@ class Session:
             kwargs: dict[str, Any] = {}
             if now is not None:
                 kwargs["now"] = now
+            if match_threshold is not None:
+                kwargs["match_threshold"] = match_threshold
             memory = Memory(store, **kwargs)
         except BaseException:
             backend.close()

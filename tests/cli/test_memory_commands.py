@@ -395,3 +395,13 @@ def test_the_editor_flow_on_postgresql(cli, pg_url, tmp_path):
     n = cli.ok("export", "-o", str(path), store=url)["exported"]
     assert cli.ok("import", str(path)) == {"imported": n, "skipped": 0}  # into SQLite
     assert cli.ok("history", "user", "prefers_editor") == h
+
+
+def test_match_threshold_decides_whether_a_new_name_is_filed_under_an_existing_one(cli):
+    cli.ok("init", "--registry", "coding", "--open")
+    matched = cli.ok("remember", "u1", "favorite editor", "helix")["stored"]
+    assert (matched["predicate"], matched["stored_as"]) == ("prefers_editor", "favorite_editor")
+    own = cli.ok("--match-threshold", "-1", "remember", "u1", "editor of choice", "zed")["stored"]
+    assert own["predicate"] == "editor_of_choice"
+    err = cli.fail("--match-threshold", "1.5", "remember", "u1", "x", "y")
+    assert err["message"] == "match threshold must be at most 1"
