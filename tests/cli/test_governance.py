@@ -610,14 +610,15 @@ def _big_registry(n: int) -> str:
 # announcing (by a marker file) that the plan's rows are written and the transaction is
 # still open, then waiting to be killed.
 _HOOKED_APPLY = """
-import sys, time
+import os, sys, time
 from recall_engine.storage import sqlite_store
 marker = sys.argv.pop(1)
 insert = sqlite_store.SQLiteStore._insert
 def insert_then_wait(self, conn, prepared):
     n = insert(self, conn, prepared)
-    with open(marker, "w") as f:
+    with open(marker + ".tmp", "w") as f:
         f.write(str(n))
+    os.replace(marker + ".tmp", marker)  # the test never sees the marker half-written
     time.sleep(60)
     return n
 sqlite_store.SQLiteStore._insert = insert_then_wait
