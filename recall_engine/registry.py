@@ -8,7 +8,7 @@ format; ``timeline`` folds the records into names and rules.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from .errors import RegistryError
@@ -338,6 +338,3 @@ def _flag(raw: dict[str, Any], key: str, where: str) -> bool:
         raise RegistryError(f"{where}: {key} must be true or false")
     return v
 
-
-def with_changes(d: Definition, **changes: Any) -> Definition:
-    return replace(d, **changes)

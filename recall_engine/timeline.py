@@ -13,7 +13,6 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterable
 
-from .errors import RegistryError
 from .records import Event
 from .registry import NOTE_DEFINITION, Definition, Promotion, RegistryRecord, decode_record
 from .text import NOTE
@@ -104,9 +103,7 @@ class Timeline:
             while owner in renamed and renamed[owner] not in seen:  # a rename of a rename
                 owner = renamed[owner]
                 seen.add(owner)
-            if name in self._merged and owner == name:
-                # a merged name keeps its definitions for the day it is split again
-                pass
+            # a merged name keeps its own definitions (not its owner's), for the day it is split again
             owners.setdefault(owner, []).extend(items)
         self._rules: dict[str, tuple[list[int], list[Definition], int]] = {}
         for owner, items in owners.items():
@@ -115,7 +112,6 @@ class Timeline:
             ds = [t[2].record.definition for t in items]  # type: ignore[misc]
             last_retro = max((k for k, t in enumerate(items) if t[2].record.retroactive), default=-1)
             self._rules[owner] = (ats, ds, last_retro)  # type: ignore[assignment]
-        self._rule_cache: dict[tuple[str, int], Definition] = {}
         # predicates whose cardinality never changed: the fold's hot path skips the rule lookup
         self._fixed_multi: dict[str, bool] = {
             owner: ds[0].cardinality == "multi"
@@ -307,8 +303,3 @@ class Timeline:
         """The timeline as it would be with these records appended (for previews)."""
         return Timeline(records=[*self.log, *extra])
 
-
-def check_names(timeline: Timeline, names: Iterable[str]) -> None:
-    for n in names:
-        if not timeline.knows(n):
-            raise RegistryError(f"predicate {n!r} is not in the registry")

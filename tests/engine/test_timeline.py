@@ -12,7 +12,7 @@ import pytest
 from recall_engine.errors import RegistryError
 from recall_engine.records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, make_event
 from recall_engine.registry import NOTE_DEFINITION, Definition, Promotion, RegistryRecord, decode_record
-from recall_engine.timeline import LoggedRecord, Timeline, check_names
+from recall_engine.timeline import LoggedRecord, Timeline
 
 from .helpers import D, declare, define, merge, note, promote, redefine, split, timeline
 
@@ -69,13 +69,6 @@ def test_names_resolve_through_the_whole_log() -> None:
     """There is no as-of for names: a merge recorded later already reads for the past."""
     tl = timeline(declare("a", "01-01"), declare("b", "01-01"), merge("a", "b", "12-01"))
     assert tl.canonical("a") == "b"
-
-
-def test_check_names() -> None:
-    tl = timeline(declare("editor", "01-01"))
-    check_names(tl, ["editor", "note"])
-    with pytest.raises(RegistryError, match="predicate 'shell' is not in the registry"):
-        check_names(tl, ["editor", "shell"])
 
 
 # --- rules as of an instant ---------------------------------------------------------
