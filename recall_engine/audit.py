@@ -33,12 +33,11 @@ from .audit_digest import (
     digest_v3,
     digest_v4,
     event_fingerprint,
-    format_fixed,
     q,
 )
 from .errors import AuditError, DigestMismatch, InvalidEvent, InvalidInput, RegistryError
 from .fold import fold, moves
-from .instants import format_rfc3339, parse_instant
+from .instants import format_fixed, format_rfc3339, parse_instant
 from .records import (
     EVENT_VERSION,
     FOLD_VERSION,

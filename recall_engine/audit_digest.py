@@ -22,11 +22,10 @@ import json
 import math
 import re
 import struct
-from datetime import date, timedelta
 from typing import Any, Iterable, Mapping, Sequence
 
 from .errors import AuditError, DigestMismatch
-from .instants import NS
+from .instants import format_fixed
 from .records import Event
 from .values import format_number, value_key
 
@@ -42,23 +41,11 @@ PREFIX_AUDIT_V1 = "sha256:audit-v1:"
 PREFIX_AUDIT_V2 = "sha256:audit-v2:"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_EPOCH = date(1970, 1, 1)
 
 
 def q(text: object) -> str:
     """Quote a name for a message the way Go's %q does for plain text: "like this"."""
     return json.dumps(text, ensure_ascii=False) if isinstance(text, str) else repr(text)
-
-
-def format_fixed(ns: int) -> str:
-    """UTC with exactly nine fractional digits and a four-digit year (0001-01-01T00:00:00.000000000Z).
-
-    Computed arithmetically: ``strftime('%Y')`` does not pad years below 1000.
-    """
-    secs, frac = divmod(ns, NS)
-    days, rem = divmod(secs, 86_400)
-    d = _EPOCH + timedelta(days=days)
-    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{rem // 3600:02d}:{rem // 60 % 60:02d}:{rem % 60:02d}.{frac:09d}Z"
 
 
 def utf8(text: str, what: str) -> bytes:
@@ -252,6 +239,21 @@ def _registry_entry_v1(name: str, d: Mapping[str, Any]) -> list[bytes]:
     return out
 
 
+def _header(version: str, event_version: str, fold_version: str, scope_subject: str, scope_predicate: str,
+            as_of: int, events_digest: str, registry_entries: int) -> list[bytes]:
+    """The fields both bundle checksums start with, in this order."""
+    return [
+        field(version, "version"),
+        field(event_version, "event_version"),
+        field(fold_version, "fold_version"),
+        field(scope_subject, "scope subject"),
+        field(scope_predicate, "scope predicate"),
+        field(format_fixed(as_of)),
+        field(events_digest),
+        field(str(registry_entries)),
+    ]
+
+
 def bundle_checksum_v1(
     *,
     version: str,
@@ -268,16 +270,8 @@ def bundle_checksum_v1(
 
     ``registry_log_digest`` is the DigestV3 of the registry log, or None when the log is empty.
     """
-    parts = [
-        field(version, "version"),
-        field(event_version, "event_version"),
-        field(fold_version, "fold_version"),
-        field(scope_subject, "scope subject"),
-        field(scope_predicate, "scope predicate"),
-        field(format_fixed(as_of)),
-        field(events_digest),
-        field(str(len(registry))),
-    ]
+    parts = _header(version, event_version, fold_version, scope_subject, scope_predicate, as_of, events_digest,
+                    len(registry))
     for name in sorted(registry):
         parts += _registry_entry_v1(name, registry[name])
     if registry_log_digest is not None:
@@ -324,16 +318,8 @@ def bundle_checksum_v2(
     registry_log_digest: str,
 ) -> str:
     """Our ``sha256:audit-v2:`` checksum: every field of the bundle except fingerprints and digest."""
-    parts = [
-        field(version, "version"),
-        field(event_version, "event_version"),
-        field(fold_version, "fold_version"),
-        field(scope_subject, "scope subject"),
-        field(scope_predicate, "scope predicate"),
-        field(format_fixed(as_of)),
-        field(events_digest),
-        field(str(len(registry))),
-    ]
+    parts = _header(version, event_version, fold_version, scope_subject, scope_predicate, as_of, events_digest,
+                    len(registry))
     for name in sorted(registry):
         parts.append(registry_entry_encoding_v2(name, registry[name]))
     parts += [field("registry-log"), field(registry_log_digest)]

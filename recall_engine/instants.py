@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from .errors import InvalidInput
 
@@ -62,9 +62,13 @@ def parse_instant(text: str, *, what: str = "instant") -> int:
         ) from None
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
 def _split(ns: int) -> tuple[datetime, int]:
+    # arithmetic, not fromtimestamp: it holds for every year from 1 to 9999 on every platform
     secs, frac = divmod(ns, NS)
-    return datetime.fromtimestamp(secs, tz=timezone.utc), frac
+    return _EPOCH + timedelta(seconds=secs), frac
 
 
 def _seconds_text(dt: datetime) -> str:

@@ -25,12 +25,11 @@ from recall_engine.audit_digest import (
     bundle_checksum_v2,
     digest_v4,
     event_fingerprint,
-    format_fixed,
     verify_event_digest,
 )
 from recall_engine.errors import AuditError, DigestMismatch
 from recall_engine.fold import fold
-from recall_engine.instants import parse_instant
+from recall_engine.instants import format_fixed, parse_instant
 from recall_engine.records import Event, Replace, make_event
 from recall_engine.registry import Definition, Promotion, RegistryRecord
 from recall_engine.text import NOTE
