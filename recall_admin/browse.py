@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from recall_engine.history import Explanation, HistoryStep
+from recall_engine.history import Explanation, HistoryStep, answer_at
 from recall_engine.memory import Memory
 from recall_engine.records import Belief
 from recall_engine.registry import Definition
@@ -112,16 +112,6 @@ def held_spans(steps: Sequence[HistoryStep]) -> list[HeldSpan]:
     for k, start in open_at.items():
         out[k].spans.append((start, None))
     return list(out.values())
-
-
-def answer_at(steps: Sequence[HistoryStep], at: int) -> tuple[Value, ...]:
-    """What the pair held at an instant, read off its history."""
-    held: tuple[Value, ...] = ()
-    for st in steps:
-        if st.at > at:
-            break
-        held = st.after
-    return held
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from recall_engine.history import HistoryStep, describe_record
+from recall_engine.history import answer_at, describe_record
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory, RememberResult
 from recall_engine.records import REGISTRY_SUBJECT, Belief
@@ -37,22 +37,12 @@ def recall_view(memory: Memory, subject: str, predicate: str | None = None, as_o
     return {"as_of": format_rfc3339(at), "beliefs": beliefs_json(beliefs)}
 
 
-def believed_at(steps: list[HistoryStep], at: int) -> list[Any]:
-    """What a pair held at an instant, read off its history (each step is an as-of read)."""
-    held: tuple[Any, ...] = ()
-    for s in steps:
-        if s.at > at:
-            break
-        held = s.after
-    return list(held)
-
-
 def history_view(memory: Memory, subject: str, predicate: str) -> dict[str, Any]:
     s, p, steps = memory.history(subject, predicate)
     return {
         "subject": s,
         "predicate": p,
-        "believed_now": believed_at(steps, memory.now()),
+        "believed_now": list(answer_at(steps, memory.now())),
         "steps": [st.to_json() for st in steps],
     }
 

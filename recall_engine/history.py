@@ -82,6 +82,16 @@ def history(events: Iterable[Event], subject: str, predicate: str, timeline: Tim
     return out
 
 
+def answer_at(steps: Iterable[HistoryStep], at: int) -> tuple[Value, ...]:
+    """What the pair held at an instant, read off its history (each step is an as-of read)."""
+    held: tuple[Value, ...] = ()
+    for st in steps:
+        if st.at > at:
+            break
+        held = st.after
+    return held
+
+
 # --- diff -------------------------------------------------------------------
 
 
