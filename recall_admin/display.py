@@ -1,0 +1,42 @@
+"""Text that came from outside, made safe to show a person.
+
+Values, notes, evidence, subjects and predicate names are written by agents. Shown raw,
+an escape sequence in one of them could set the terminal's title, write its clipboard
+(OSC 52) or clear the screen. Every human rendering, in the CLI and in the console,
+passes such text through `visible`; JSON output passes through `json_safe`. See
+docs/cli.md ("Text from agents").
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 (tab and newline included: a cell must stay one line), DEL, C1, the bidirectional
+# overrides and isolates (which reorder what is shown), and the Unicode line separators.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# JSON encoders escape C0 themselves; C1 and the separators they leave raw.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: object) -> str:
+    """`text` as a string whose control characters are shown escaped, e.g. ESC as `\\x1b`."""
+    s = text if isinstance(text, str) else str(text)
+    return _UNSAFE.sub(_escape, s) if _UNSAFE.search(s) else s
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_safe(encoded: str) -> str:
+    """A JSON document's text with C1 controls and line separators as `\\uXXXX` escapes.
+
+    The escapes are valid JSON string escapes, so the decoded data is unchanged; only
+    the bytes that reach a terminal differ.
+    """
+    return _UNSAFE_IN_JSON.sub(_json_escape, encoded)
