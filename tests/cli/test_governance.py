@@ -611,7 +611,7 @@ def _big_registry(n: int) -> str:
 # still open, then waiting to be killed.
 _HOOKED_APPLY = """
 import os, sys, time
-from recall_engine.storage import sqlite_store
+from recall_engine.storage.sqlite import store as sqlite_store
 marker = sys.argv.pop(1)
 insert = sqlite_store.SQLiteStore._insert
 def insert_then_wait(self, conn, prepared):

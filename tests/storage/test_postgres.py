@@ -28,8 +28,8 @@ from recall_engine.embed import embed
 from recall_engine.errors import IncompleteHistory, InvalidEvent, NotFound, ReadOnlyStore, StorageError
 from recall_engine.records import Event, Replace, make_event
 from recall_engine.storage import open_backend
-from recall_engine.storage.pg_schema import SCHEMA_VERSION
 from recall_engine.storage.postgres import PostgresBackend
+from recall_engine.storage.postgres.schema import SCHEMA_VERSION
 from tests.pg_server import database_url, fresh_database
 
 pytestmark = pytest.mark.postgres

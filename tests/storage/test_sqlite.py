@@ -20,10 +20,10 @@ from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, ReadOnlyS
 from recall_engine.instants import NS, parse_instant
 from recall_engine.records import Replace, make_event
 from recall_engine.storage import display_url, open_backend
-from recall_engine.storage.schema_sqlite import SCHEMA_VERSION, SECONDARY_INDEXES
 from recall_engine.storage.sqlite import SQLiteBackend
+from recall_engine.storage.sqlite.schema import SCHEMA_VERSION, SECONDARY_INDEXES
 from recall_engine.storage.urls import ACCEPTED_FORMS
-from recall_engine.storage.vector_index import SparseVectors
+from recall_engine.storage.sqlite.vectors import SparseVectors
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = parse_instant("2026-03-01T09:00:00Z")

@@ -3,7 +3,7 @@
 psycopg 3 is used directly (no ORM on the hot paths). The backend keeps a small
 pool of autocommit connections, so it can be used from several threads (the
 TUI's workers); each call borrows a connection, and a stream keeps one for as
-long as it is being read. The schema (pg_schema.py) is created on first use,
+long as it is being read. The schema (schema.py) is created on first use,
 together with the pgvector extension, in one transaction.
 
 Credentials never appear in a message: every URL is shown through
@@ -22,19 +22,16 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg import sql
 
-from ..errors import NotFound, ReadOnlyStore, StorageError
-from .base import Backend, check_collection
-from .pg_schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, SECONDARY_INDEXES, migrations
-from .pg_store import PostgresStore
-from .urls import display_url
+from ...errors import NotFound, ReadOnlyStore, StorageError
+from ..base import Backend, check_collection
+from ..common import DECODE_CACHE, READ_ONLY_MESSAGE
+from ..urls import display_url
+from .schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, SECONDARY_INDEXES, migrations
+from .store import PostgresStore
 
-READ_ONLY_MESSAGE = "the store is open read-only; writes are refused (open it without --read-only to write)"
 CONNECT_TIMEOUT_S = 10
 MAX_IDLE = 4
 VECTOR_INDEX = "events_vec_hnsw"
-# Decoded events remembered per collection (by position, checked against the row): a
-# pair read a second time skips JSON decoding. About 0.7 KB each; 0 turns it off.
-DECODE_CACHE = 50_000
 
 
 _USERINFO_PASSWORD = re.compile(r"://[^:/@?#]*:([^@/?#]*)@")

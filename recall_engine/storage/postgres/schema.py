@@ -9,7 +9,7 @@ are always written qualified by that schema.
 ``i + 1``. They run in order, in one transaction that also creates the
 extension, under an advisory lock so that two processes opening a new
 database at once do not race. A database whose version is newer than
-``SCHEMA_VERSION`` is refused (see postgres.py).
+``SCHEMA_VERSION`` is refused (see backend.py).
 
 Layout (version 1):
 

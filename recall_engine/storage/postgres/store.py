@@ -10,32 +10,26 @@ from __future__ import annotations
 
 import json
 import struct
-import unicodedata
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 import numpy as np
 import psycopg
 from psycopg import errors as pgerrors
 
-from ..embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
-from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
-from .decoding import RowDecoder
-from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
-from ..values import value_key
-from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
-from .pg_schema import LOCK_CLASS, SCHEMA_LOCK, SECONDARY_INDEXES
+from ...embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
+from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
+from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ...values import value_key
+from ..base import MAX_PAIR_EVENTS, Hit, Store, Touch
+from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, refused, strip_diacritics, unique
+from ..decoding import RowDecoder
+from .schema import LOCK_CLASS, SCHEMA_LOCK, SECONDARY_INDEXES
 
-if TYPE_CHECKING:
-    from .postgres import PostgresBackend
-
-MAX_REGISTRY_EVENTS = 100_000
 FETCH = 2000  # rows per round trip in streams
 COPY_CHUNK = 1 << 20  # bytes per COPY write
 RENDER_SLICE = 500  # events rendered at a time during a bulk COPY
 
-# Reserved subjects ("recall:registry", "recall:review", ...) all start with
-# "recall:"; in byte order they are exactly [recall:, recall;).
-NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
 _COLS = "position, id, observed_at, body::text"
 
 _COPY_EVENTS = (
@@ -54,10 +48,6 @@ _VECTOR_PREFIX = struct.pack(">iHH", 4 + 4 * DIMENSIONS, DIMENSIONS, 0)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
-def _unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
 _to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
@@ -66,26 +56,19 @@ def _text(value: str) -> bytes:
     return _INT4.pack(len(data)) + data
 
 
-def _fold(token: str) -> str:
-    if token.isascii():
-        return token
-    stripped = "".join(c for c in unicodedata.normalize("NFD", token) if not unicodedata.combining(c))
-    return unicodedata.normalize("NFC", stripped)
-
-
 def search_terms(text: str) -> list[str]:
     """The words keyword search sees: the engine's tokens, lower-cased, diacritics removed
     (as SQLite's unicode61 tokenizer with remove_diacritics)."""
     words = tokens(text)
     if text.isascii():
         return words
-    return [t for t in (_fold(t) for t in words) if t]
+    return [t for t in (strip_diacritics(t) for t in words) if t]
 
 
 def tsquery_any(text: str) -> str:
     """User text as a tsquery that can only mean "any of these words": each word is a
     quoted lexeme (quotes and backslashes escaped), joined with ``|``."""
-    words = _unique(search_terms(text))
+    words = unique(search_terms(text))
     return " | ".join("'" + w.replace("\\", "\\\\").replace("'", "''") + "'" for w in words)
 
 
@@ -93,18 +76,27 @@ class _Refused(Exception):
     """A row the database cannot hold, found while copying: the append is rolled back."""
 
 
-def _refused(what: str, limit: int) -> IncompleteHistory:
-    return IncompleteHistory(f"{what} more than {limit} events (the limit); the read is refused rather than truncated")
+class Host(Protocol):
+    """What a collection needs from its backend (backend.py): pooled connections, the
+    pgvector type, error wording and how the database was opened."""
 
+    url_for_display: str
+    read_only: bool
+    read_only_reason: str
+    decode_cache: int
+    has_vector_index: bool
+    vector_schema: str
+    vector_type: str
 
-def _pair_name(subject: str, predicates: Sequence[str]) -> str:
-    if len(predicates) == 1:
-        return f"the pair {subject}/{predicates[0]}"
-    return f"the pair {subject}/{predicates[0]} (stored under {', '.join(predicates)})"
+    def connection(self, what: str) -> AbstractContextManager[psycopg.Connection]: ...
+
+    def describe(self, e: BaseException) -> str: ...
+
+    def build_missing_indexes(self) -> list[str]: ...
 
 
 class PostgresStore(Store):
-    def __init__(self, backend: "PostgresBackend", collection: str, collection_id: int) -> None:
+    def __init__(self, backend: Host, collection: str, collection_id: int) -> None:
         self.backend = backend
         self.collection = collection
         self.cid = collection_id
@@ -130,7 +122,7 @@ class PostgresStore(Store):
         with self.backend.connection("reading events") as conn:
             rows = conn.execute(query, (*params, limit + 1)).fetchall()
         if len(rows) > limit:
-            raise _refused(what, limit)
+            raise refused(what, limit)
         return self._decode(rows)
 
     def _stream(self, what: str, query: str, params: Sequence[object], decode: bool = True) -> Iterator:
@@ -215,7 +207,7 @@ class PostgresStore(Store):
         rows = []
         for ev in events:
             if ev.replaces:
-                for name in _unique(r.predicate for r in ev.replaces):
+                for name in unique(r.predicate for r in ev.replaces):
                     rows.append(head + _text(ev.subject) + _text(name) + _text(ev.id))
         return rows
 
@@ -253,11 +245,11 @@ class PostgresStore(Store):
                 except (psycopg.OperationalError, pgerrors.ReadOnlySqlTransaction, pgerrors.InsufficientPrivilege):
                     raise  # the backend words these (a lost connection may have committed)
                 except psycopg.Error as e:
-                    raise StorageError(self._append_refused(self.backend.describe(e))) from None
+                    raise StorageError(self._appendrefused(self.backend.describe(e))) from None
         except _Refused as e:
-            raise StorageError(self._append_refused(str(e))) from None
+            raise StorageError(self._appendrefused(str(e))) from None
 
-    def _append_refused(self, why: str) -> str:
+    def _appendrefused(self, why: str) -> str:
         return (
             f"the append to collection {self.collection!r} of the store at {self.backend.url_for_display} "
             f"was refused: {why}; nothing of it was written"
@@ -270,7 +262,7 @@ class PostgresStore(Store):
                 r[0]
                 for r in conn.execute(
                     "SELECT id FROM recall.events WHERE collection_id = %s AND id = ANY(%s)",
-                    (self.cid, _unique(ev.id for ev in events)),
+                    (self.cid, unique(ev.id for ev in events)),
                 )
             }
             keep = []
@@ -381,13 +373,13 @@ class PostgresStore(Store):
                 (self.cid, int(position), limit + 1),
             ).fetchall()
         if len(rows) > limit:
-            raise _refused(f"the events appended after position {position} number", limit)
+            raise refused(f"the events appended after position {position} number", limit)
         return [Touch(int(p), s, pr, k) for p, s, pr, k in rows]
 
     # --- complete reads ------------------------------------------------------
 
     def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
-        preds = _unique(predicates)
+        preds = unique(predicates)
         if not preds:
             return []
         if len(preds) == 1:
@@ -402,7 +394,7 @@ class PostgresStore(Store):
                 "AND predicate = ANY(%s) ORDER BY position LIMIT %s"
             )
             params = (self.cid, subject, preds)
-        return self._complete(query, params, limit, f"{_pair_name(subject, preds)} has")
+        return self._complete(query, params, limit, f"{pair_name(subject, preds)} has")
 
     def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
         return self._complete(
@@ -414,7 +406,7 @@ class PostgresStore(Store):
         )
 
     def events_by_id(self, ids: Sequence[str]) -> list[Event]:
-        wanted = _unique(ids)
+        wanted = unique(ids)
         if not wanted:
             return []
         with self.backend.connection("reading events by id") as conn:
@@ -425,7 +417,7 @@ class PostgresStore(Store):
         return self._decode(rows)
 
     def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
-        preds = _unique(predicates)
+        preds = unique(predicates)
         if not preds:
             return []
         return self._complete(
@@ -438,7 +430,7 @@ class PostgresStore(Store):
         )
 
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
-        keys = _unique(value_keys)
+        keys = unique(value_keys)
         if not keys:
             return []
         return self._complete(
@@ -450,7 +442,7 @@ class PostgresStore(Store):
         )
 
     def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
-        keys = _unique(value_keys)
+        keys = unique(value_keys)
         if not keys:
             return set()
         with self.backend.connection("reading value predicates") as conn:
@@ -465,7 +457,7 @@ class PostgresStore(Store):
 
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         """Grouped by subject (subjects in ascending byte order), each subject's events in position order."""
-        preds = _unique(predicates)
+        preds = unique(predicates)
         if not preds:
             return iter(())
         if subjects is None:
@@ -498,7 +490,7 @@ class PostgresStore(Store):
             "SELECT subject, value_key, array_agg(DISTINCT predicate ORDER BY predicate) FROM recall.events "
             f"WHERE collection_id = %s AND NOT retraction AND {NOT_RESERVED} AND predicate <> ALL(%s) "
             "GROUP BY subject, value_key HAVING count(DISTINCT predicate) >= 2 ORDER BY subject, value_key",
-            (self.cid, _unique(exclude_predicates)),
+            (self.cid, unique(exclude_predicates)),
             decode=False,
         )
         return ((s, k, list(names)) for s, k, names in rows)

@@ -3,7 +3,7 @@
 The stdlib ``sqlite3`` module is used directly (no ORM on the hot path). Each
 thread gets its own connection to the file; several processes may write one
 file: writes take the write lock up front (``BEGIN IMMEDIATE``) and wait for
-it up to ``BUSY_TIMEOUT_MS``. The layout is described in schema_sqlite.py and
+it up to ``BUSY_TIMEOUT_MS``. The layout is described in schema.py and
 docs/storage.md.
 """
 
@@ -15,16 +15,13 @@ import threading
 from pathlib import Path
 from urllib.parse import quote
 
-from ..errors import NotFound, StorageError
-from .base import Backend, check_collection
-from .schema_sqlite import MIGRATIONS, SCHEMA_VERSION, SECONDARY_INDEXES, collection_tables
-from .sqlite_store import SQLiteStore
+from ...errors import NotFound, StorageError
+from ..base import Backend, check_collection
+from ..common import DECODE_CACHE, READ_ONLY_MESSAGE
+from .schema import MIGRATIONS, SCHEMA_VERSION, SECONDARY_INDEXES, collection_tables
+from .store import SQLiteStore
 
 BUSY_TIMEOUT_MS = 10_000
-# Decoded events remembered per collection (by position, checked against the row): a
-# pair read a second time skips JSON decoding. About 0.7 KB each; 0 turns it off.
-DECODE_CACHE = 50_000
-READ_ONLY_MESSAGE = "the store is open read-only; writes are refused (open it without --read-only to write)"
 
 
 def sqlite_display(path: str) -> str:

@@ -3,7 +3,7 @@
 ``MIGRATIONS[i]`` moves a store from version ``i`` to ``i + 1``. They run in
 order, inside one ``BEGIN IMMEDIATE`` transaction, when a store is opened, so
 a store written by this release opens in the next one. A store whose version
-is newer than ``SCHEMA_VERSION`` is refused (see sqlite.py).
+is newer than ``SCHEMA_VERSION`` is refused (see backend.py).
 
 Layout (version 1):
 
@@ -19,7 +19,7 @@ Layout (version 1):
   never by its name): ``event_text_<id>``, a contentless FTS5 index over
   ``search_text(event)`` whose rowid is the event's position, and
   ``event_vectors_<id>(position, observed_at, vector)``: the embedding of the
-  event's sentence (256 float32 values, stored sparse: see vector_index.py).
+  event's sentence (256 float32 values, stored sparse: see vectors.py).
   Kept apart from ``events`` so that a collection's vectors load with one
   contiguous scan and event rows stay small.
 - Triggers make UPDATE and DELETE of ``events``, ``event_replaces`` and the

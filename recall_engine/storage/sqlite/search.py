@@ -7,17 +7,17 @@ and reading pairs stays quick to start.
 from __future__ import annotations
 
 import sqlite3
-import unicodedata
 from typing import TYPE_CHECKING, Sequence
 
-from ..errors import InvalidInput, StorageError
-from .base import Hit
-from .sqlite_util import COLS as _COLS, chunks as _chunks, marks as _marks, unique as _unique
+from ...errors import InvalidInput, StorageError
+from ..base import Hit
+from ..common import strip_diacritics, unique
+from .sql import COLS, chunks, marks
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from .vector_index import SparseVectors
+    from .vectors import SparseVectors
 
 # A ranked keyword query scores every event holding one of its words (BM25 needs each
 # word's frequency over the whole collection). Words are ranked rarest first while the
@@ -28,13 +28,6 @@ KEYWORD_BUDGET = 20_000
 def _match_expression(words: Sequence[str]) -> str:
     """Words as an FTS5 query that can only mean "any of these words": each one is quoted."""
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
-
-
-def _fold(word: str) -> str:
-    """A word as the FTS tokenizer stores it (diacritics removed), to look up its frequency."""
-    if word.isascii():
-        return word
-    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
 
 
 class SearchMixin:
@@ -49,9 +42,9 @@ class SearchMixin:
         the events to score pass KEYWORD_BUDGET. When the ranked words find fewer than
         ``k`` events, events holding any of the words fill the list, newest first, with
         score 0. ``since``/``until`` bound observed_at, both inclusive."""
-        from ..embed import tokens
+        from ...embed import tokens
 
-        words = _unique(tokens(text or ""))
+        words = unique(tokens(text or ""))
         if not words or k <= 0:
             return []
         conn = self._conn()
@@ -81,17 +74,18 @@ class SearchMixin:
                 self._doc_freq = {}
                 self._doc_freq_at = n
             cache = self._doc_freq
-            missing = _unique(_fold(w) for w in words if _fold(w) not in cache)
-        for chunk in _chunks(missing):
+            # the vocabulary table holds words as the tokenizer stored them (diacritics removed)
+            missing = unique(strip_diacritics(w) for w in words if strip_diacritics(w) not in cache)
+        for chunk in chunks(missing):
             got = dict(
                 conn.execute(
-                    f"SELECT term, doc FROM event_vocab_{self.cid} WHERE term IN ({_marks(len(chunk))})", chunk
+                    f"SELECT term, doc FROM event_vocab_{self.cid} WHERE term IN ({marks(len(chunk))})", chunk
                 ).fetchall()
             )
             with self._vector_lock:
                 for w in chunk:
                     cache[w] = int(got.get(w, 0))
-        return {w: cache.get(_fold(w), 0) for w in words}
+        return {w: cache.get(strip_diacritics(w), 0) for w in words}
 
     def _fts(
         self, conn: sqlite3.Connection, words: list[str], k: int, since: int | None, until: int | None, *, ranked: bool
@@ -119,14 +113,14 @@ class SearchMixin:
             return []
         by_pos: dict[int, tuple] = {}
         positions = [p for p, _ in found]
-        for chunk in _chunks(positions):
-            for row in conn.execute(f"SELECT {_COLS} FROM events WHERE position IN ({_marks(len(chunk))})", chunk):
+        for chunk in chunks(positions):
+            for row in conn.execute(f"SELECT {COLS} FROM events WHERE position IN ({marks(len(chunk))})", chunk):
                 by_pos[row[0]] = row
         events = self._decode(by_pos[p] for p in positions)
         return [Hit(ev, score) for ev, (_, score) in zip(events, found)]
 
     def _load_vectors(self) -> SparseVectors:
-        from .vector_index import SparseVectors
+        from .vectors import SparseVectors
 
         with self._vector_lock:
             if self._vectors is None:
@@ -155,11 +149,11 @@ class SearchMixin:
             return vs
 
     def vector_search(self, vector: "np.ndarray", k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
-        """Exact cosine ranking of every event of the collection (see vector_index.py);
+        """Exact cosine ranking of every event of the collection (see vectors.py);
         ties go to the older event; ``since``/``until`` bound observed_at, both inclusive."""
         import numpy as np
 
-        from .vector_index import DIMENSIONS
+        from .vectors import DIMENSIONS
 
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         if q.shape != (DIMENSIONS,):

@@ -1,8 +1,8 @@
-"""Small helpers the SQLite store modules share."""
+"""SQL text helpers of the SQLite store modules (placeholders, chunked IN lists)."""
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 CHUNK = 500  # parameters per IN list
 COLS = "position, id, observed_at, body"  # what a decoded read selects
@@ -10,10 +10,6 @@ COLS = "position, id, observed_at, body"  # what a decoded read selects
 
 def marks(n: int) -> str:
     return ",".join("?" * n)
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))
 
 
 def chunks(items: Sequence, size: int = CHUNK) -> Iterator[Sequence]:

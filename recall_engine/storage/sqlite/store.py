@@ -9,50 +9,45 @@ import sqlite3
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, Sequence
 
-from ..errors import IncompleteHistory, InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
-from .decoding import RowDecoder
-from ..records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
-from ..values import value_key
-from .base import MAX_PAIR_EVENTS, Store, Touch
-from .schema_sqlite import SECONDARY_INDEXES
-from .sqlite_search import SearchMixin
-from .sqlite_util import COLS as _COLS, chunks as _chunks, marks as _marks, unique as _unique
+from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
+from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ...values import value_key
+from ..base import MAX_PAIR_EVENTS, Store, Touch
+from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, refused, unique
+from ..decoding import RowDecoder
+from .schema import SECONDARY_INDEXES
+from .search import SearchMixin
+from .sql import COLS, chunks, marks
 
 if TYPE_CHECKING:
-    from .sqlite import SQLiteBackend
-    from .vector_index import SparseVectors
+    from .vectors import SparseVectors
 
 # numpy and the embedder (which needs it) are imported where they are used, so that
 # opening a store and reading pairs stays quick to start (the CLI opens one per command).
 
-MAX_REGISTRY_EVENTS = 100_000
 FETCH = 1000  # rows per fetchmany in streams
-
-# Reserved subjects ("recall:registry", "recall:review", ...): every subject in
-# [RESERVED_LOW, RESERVED_HIGH) starts with "recall:" (';' follows ':').
-RESERVED_LOW = "recall:"
-RESERVED_HIGH = "recall;"
-NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
 
 # the body of an event: json.dumps(event.to_json(), separators=(",", ":")), without
 # building a new encoder for every event
 _compact = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def _refused(what: str, limit: int) -> IncompleteHistory:
-    return IncompleteHistory(f"{what} more than {limit} events (the limit); the read is refused rather than truncated")
+class Host(Protocol):
+    """What a collection needs from its backend (backend.py): this thread's connection,
+    and how the file was opened."""
 
+    url_for_display: str
+    read_only: bool
+    read_only_reason: str
+    decode_cache: int
 
-def _pair_name(subject: str, predicates: Sequence[str]) -> str:
-    if len(predicates) == 1:
-        return f"the pair {subject}/{predicates[0]}"
-    return f"the pair {subject}/{predicates[0]} (stored under {', '.join(predicates)})"
+    def conn(self) -> sqlite3.Connection: ...
 
 
 class SQLiteStore(SearchMixin, Store):
-    def __init__(self, backend: "SQLiteBackend", collection: str, collection_id: int) -> None:
+    def __init__(self, backend: Host, collection: str, collection_id: int) -> None:
         self.backend = backend
         self.collection = collection
         self.cid = collection_id
@@ -93,7 +88,7 @@ class SQLiteStore(SearchMixin, Store):
     def _complete(self, sql: str, params: Sequence[object], limit: int, what: str) -> list[Event]:
         rows = self._conn().execute(sql, (*params, limit + 1)).fetchall()
         if len(rows) > limit:
-            raise _refused(what, limit)
+            raise refused(what, limit)
         return self._decode(rows)
 
     # --- writes --------------------------------------------------------------
@@ -138,8 +133,8 @@ class SQLiteStore(SearchMixin, Store):
             out.append((ev, _compact(obj), value_key(ev.value)))
         if not out:
             return out
-        from ..embed import embed_batch, event_text
-        from .vector_index import encode_rows
+        from ...embed import embed_batch, event_text
+        from .vectors import encode_rows
 
         sentences = [event_text(p[0]) for p in out]
         vectors = encode_rows(embed_batch(sentences))
@@ -154,11 +149,11 @@ class SQLiteStore(SearchMixin, Store):
         cid = self.cid
         ids = [p[0].id for p in prepared]
         stored: set[str] = set()
-        for chunk in _chunks(_unique(ids)):
+        for chunk in chunks(unique(ids)):
             stored.update(
                 r[0]
                 for r in conn.execute(
-                    f"SELECT id FROM events WHERE collection_id = ? AND id IN ({_marks(len(chunk))})", (cid, *chunk)
+                    f"SELECT id FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})", (cid, *chunk)
                 )
             )
         fresh = []
@@ -181,7 +176,7 @@ class SQLiteStore(SearchMixin, Store):
             texts.append((pos, text))
             vectors.append((pos, ev.observed_at, vector))
             if ev.replaces:
-                for name in _unique(r.predicate for r in ev.replaces):
+                for name in unique(r.predicate for r in ev.replaces):
                     links.append((cid, ev.subject, name, pos))
         conn.executemany(
             "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
@@ -289,43 +284,43 @@ class SQLiteStore(SearchMixin, Store):
             (self.cid, int(position), limit + 1),
         ).fetchall()
         if len(rows) > limit:
-            raise _refused(f"the events appended after position {position} number", limit)
+            raise refused(f"the events appended after position {position} number", limit)
         return [Touch(*r) for r in rows]
 
     # --- complete reads ------------------------------------------------------
 
     def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
-        preds = _unique(predicates)
+        preds = unique(predicates)
         if not preds:
             return []
         if len(preds) == 1:
             sql = (
-                f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? AND predicate = ? "
+                f"SELECT {COLS} FROM events WHERE collection_id = ? AND subject = ? AND predicate = ? "
                 "ORDER BY +position LIMIT ?"
             )
         else:
             sql = (
-                f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? "
-                f"AND predicate IN ({_marks(len(preds))}) ORDER BY +position LIMIT ?"
+                f"SELECT {COLS} FROM events WHERE collection_id = ? AND subject = ? "
+                f"AND predicate IN ({marks(len(preds))}) ORDER BY +position LIMIT ?"
             )
-        return self._complete(sql, (self.cid, subject, *preds), limit, f"{_pair_name(subject, preds)} has")
+        return self._complete(sql, (self.cid, subject, *preds), limit, f"{pair_name(subject, preds)} has")
 
     def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
         return self._complete(
-            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? ORDER BY +position LIMIT ?",
+            f"SELECT {COLS} FROM events WHERE collection_id = ? AND subject = ? ORDER BY +position LIMIT ?",
             (self.cid, subject),
             limit,
             f"the subject {subject} has",
         )
 
     def events_by_id(self, ids: Sequence[str]) -> list[Event]:
-        wanted = _unique(ids)
+        wanted = unique(ids)
         rows: list[tuple[int, str, int, str]] = []
         conn = self._conn()
-        for chunk in _chunks(wanted):
+        for chunk in chunks(wanted):
             rows.extend(
                 conn.execute(
-                    f"SELECT {_COLS} FROM events WHERE collection_id = ? AND id IN ({_marks(len(chunk))})",
+                    f"SELECT {COLS} FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})",
                     (self.cid, *chunk),
                 )
             )
@@ -333,12 +328,12 @@ class SQLiteStore(SearchMixin, Store):
         return self._decode(rows)
 
     def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
-        preds = _unique(predicates)
+        preds = unique(predicates)
         if not preds:
             return []
         return self._complete(
-            f"SELECT {_COLS} FROM events WHERE position IN (SELECT position FROM event_replaces "
-            f"WHERE collection_id = ? AND subject = ? AND predicate IN ({_marks(len(preds))})) "
+            f"SELECT {COLS} FROM events WHERE position IN (SELECT position FROM event_replaces "
+            f"WHERE collection_id = ? AND subject = ? AND predicate IN ({marks(len(preds))})) "
             "ORDER BY +position LIMIT ?",
             (self.cid, subject, *preds),
             MAX_PAIR_EVENTS,
@@ -346,24 +341,24 @@ class SQLiteStore(SearchMixin, Store):
         )
 
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
-        keys = _unique(value_keys)
+        keys = unique(value_keys)
         if not keys:
             return []
         return self._complete(
-            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND subject = ? "
-            f"AND value_key IN ({_marks(len(keys))}) ORDER BY +position LIMIT ?",
+            f"SELECT {COLS} FROM events WHERE collection_id = ? AND subject = ? "
+            f"AND value_key IN ({marks(len(keys))}) ORDER BY +position LIMIT ?",
             (self.cid, subject, *keys),
             limit,
             f"the events of {subject} with the values asked for number",
         )
 
     def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
-        keys = _unique(value_keys)
+        keys = unique(value_keys)
         if not keys:
             return set()
         rows = self._conn().execute(
             "SELECT DISTINCT predicate FROM events WHERE collection_id = ? AND subject = ? "
-            f"AND value_key IN ({_marks(len(keys))}) AND retraction = 0",
+            f"AND value_key IN ({marks(len(keys))}) AND retraction = 0",
             (self.cid, subject, *keys),
         ).fetchall()
         return {r[0] for r in rows}
@@ -372,14 +367,14 @@ class SQLiteStore(SearchMixin, Store):
 
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         """Grouped by subject (subjects in ascending order), each subject's events in position order."""
-        preds = _unique(predicates)
+        preds = unique(predicates)
         if not preds:
             return iter(())
         top = self.position()  # the stream ends where the log stood when it was asked for
         if subjects is None:
             return self._merged(preds, [None], top)
         subs = sorted(set(subjects))
-        return self._merged(preds, list(_chunks(subs)), top) if subs else iter(())
+        return self._merged(preds, list(chunks(subs)), top) if subs else iter(())
 
     def _merged(self, preds: list[str], chunks: list[Sequence[str] | None], top: int) -> Iterator[Event]:
         conn = self._conn()
@@ -388,14 +383,14 @@ class SQLiteStore(SearchMixin, Store):
             for p in preds:
                 if chunk is None:
                     sql, params = (
-                        f"SELECT subject, {_COLS} FROM events "
+                        f"SELECT subject, {COLS} FROM events "
                         "WHERE collection_id = ? AND predicate = ? AND position <= ? ORDER BY subject, position",
                         (self.cid, p, top),
                     )
                 else:
                     sql, params = (
-                        f"SELECT subject, {_COLS} FROM events "
-                        f"WHERE collection_id = ? AND predicate = ? AND subject IN ({_marks(len(chunk))}) "
+                        f"SELECT subject, {COLS} FROM events "
+                        f"WHERE collection_id = ? AND predicate = ? AND subject IN ({marks(len(chunk))}) "
                         "AND position <= ? ORDER BY subject, position",
                         (self.cid, p, *chunk, top),
                     )
@@ -424,14 +419,14 @@ class SQLiteStore(SearchMixin, Store):
     def all_events(self, after_position: int = 0) -> Iterator[Event]:
         top = self.position()  # the stream ends where the log stood when it was asked for
         cursor = self._conn().execute(
-            f"SELECT {_COLS} FROM events WHERE collection_id = ? AND position > ? AND position <= ? ORDER BY position",
+            f"SELECT {COLS} FROM events WHERE collection_id = ? AND position > ? AND position <= ? ORDER BY position",
             (self.cid, int(after_position), top),
         )
         return self._stream(cursor)
 
     def shared_values(self, exclude_predicates: Sequence[str] = ()) -> Iterator[tuple[str, str, list[str]]]:
-        excluded = _unique(exclude_predicates)
-        skip = f"AND predicate NOT IN ({_marks(len(excluded))}) " if excluded else ""
+        excluded = unique(exclude_predicates)
+        skip = f"AND predicate NOT IN ({marks(len(excluded))}) " if excluded else ""
         conn = self._conn()
         # MIN < MAX finds the groups with two names or more in one pass of the covering
         # index, without the temporary b-trees COUNT/group_concat(DISTINCT) build for

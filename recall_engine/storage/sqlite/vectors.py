@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import embed
+from ... import embed
 
 DIMENSIONS = embed.DIMENSIONS
 DENSE_BYTES = DIMENSIONS * 4

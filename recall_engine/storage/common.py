@@ -1,0 +1,45 @@
+"""What both backends share besides the contract (base.py) and row decoding (decoding.py):
+refusal messages, the reserved-subject filter, and the word normalisation keyword search
+uses. See docs/storage.md."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Iterable, Sequence
+
+from ..errors import IncompleteHistory
+
+MAX_REGISTRY_EVENTS = 100_000
+# Decoded events remembered per collection (by position, checked against the row): a
+# pair read a second time skips JSON decoding. About 0.7 KB each; 0 turns it off.
+DECODE_CACHE = 50_000
+READ_ONLY_MESSAGE = "the store is open read-only; writes are refused (open it without --read-only to write)"
+
+# Reserved subjects ("recall:registry", "recall:review", ...) all start with "recall:";
+# in byte order they are exactly [recall:, recall;) (';' follows ':').
+NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """The items without repeats, in first-seen order."""
+    return list(dict.fromkeys(items))
+
+
+def refused(what: str, limit: int) -> IncompleteHistory:
+    """A listing past its limit: refused, never truncated (base.py)."""
+    return IncompleteHistory(f"{what} more than {limit} events (the limit); the read is refused rather than truncated")
+
+
+def pair_name(subject: str, predicates: Sequence[str]) -> str:
+    if len(predicates) == 1:
+        return f"the pair {subject}/{predicates[0]}"
+    return f"the pair {subject}/{predicates[0]} (stored under {', '.join(predicates)})"
+
+
+def strip_diacritics(word: str) -> str:
+    """A word without its combining marks ("café" -> "cafe"), as keyword search compares
+    words (SQLite's unicode61 tokenizer with remove_diacritics does the same)."""
+    if word.isascii():
+        return word
+    stripped = "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFC", stripped)
