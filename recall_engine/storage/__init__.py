@@ -34,11 +34,11 @@ def open_backend(url: str | None, *, read_only: bool = False) -> Backend:
     """Open the store a URL names (see the module docstring for the accepted forms)."""
     where = parse_store_url(url)
     if where.kind == "sqlite":
-        from .sqlite import SQLiteBackend
+        from .sqlite.backend import SQLiteBackend
 
         return SQLiteBackend(where.target, read_only=read_only)
     if where.kind == "postgres":
-        from .postgres import PostgresBackend
+        from .postgres.backend import PostgresBackend
 
         return PostgresBackend(where.target, read_only=read_only)
     raise InvalidInput(f"unsupported store URL {display_url(url)!r}; accepted: {ACCEPTED_FORMS}")  # pragma: no cover

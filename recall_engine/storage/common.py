@@ -9,6 +9,10 @@ from typing import Iterable, Sequence
 
 from ..errors import IncompleteHistory
 
+# The schema version this release writes (models.py defines the schema and its upgrades)
+SCHEMA_VERSION = 2
+APPEND_ONLY = "events are append-only"  # what the database says to an UPDATE or DELETE
+
 MAX_REGISTRY_EVENTS = 100_000
 # Decoded events remembered per collection (by position, checked against the row): a
 # pair read a second time skips JSON decoding. About 0.7 KB each; 0 turns it off.
@@ -43,3 +47,17 @@ def strip_diacritics(word: str) -> str:
         return word
     stripped = "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
     return unicodedata.normalize("NFC", stripped)
+
+
+def newer_schema(where: str, version: int) -> str:
+    return (
+        f"the store at {where} has schema version {version}, newer than this release "
+        f"of recall-admin supports ({SCHEMA_VERSION}); upgrade recall-admin to open it"
+    )
+
+
+def older_schema(where: str, version: int) -> str:
+    return (
+        f"the store at {where} has schema version {version}, older than this release "
+        f"uses ({SCHEMA_VERSION}); open it once without --read-only to upgrade it"
+    )

@@ -28,8 +28,8 @@ from recall_engine.embed import embed
 from recall_engine.errors import IncompleteHistory, InvalidEvent, NotFound, ReadOnlyStore, StorageError
 from recall_engine.records import Event, Replace, make_event
 from recall_engine.storage import open_backend
-from recall_engine.storage.postgres import PostgresBackend
-from recall_engine.storage.postgres.schema import SCHEMA_VERSION
+from recall_engine.storage.postgres.backend import PostgresBackend
+from recall_engine.storage.common import SCHEMA_VERSION
 from tests.pg_server import database_url, fresh_database
 
 pytestmark = pytest.mark.postgres
@@ -103,8 +103,8 @@ def test_update_and_delete_of_events_are_refused_by_the_database(db: str, admin)
     assert "events are append-only: TRUNCATE on recall.events is refused" in str(truncate.value)
 
     with pytest.raises(psycopg.errors.RaiseException) as links:
-        admin.execute("DELETE FROM recall.replaces")
-    assert "events are append-only: DELETE on recall.replaces is refused" in str(links.value)
+        admin.execute("DELETE FROM recall.event_replaces")
+    assert "events are append-only: DELETE on recall.event_replaces is refused" in str(links.value)
     count = admin.execute("SELECT count(*) FROM recall.events").fetchone()[0]
     assert count == 2
 
@@ -455,7 +455,7 @@ _WORKER = textwrap.dedent(
     """
     import sys
     from recall_engine.records import make_event
-    from recall_engine.storage.postgres import PostgresBackend
+    from recall_engine.storage.postgres.backend import PostgresBackend
     url, who, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     T0 = 1_750_000_000_000_000_000
     shared = [make_event("shared", "likes", f"s{i}", T0 + i) for i in range(20)]

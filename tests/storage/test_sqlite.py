@@ -20,8 +20,9 @@ from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, ReadOnlyS
 from recall_engine.instants import NS, parse_instant
 from recall_engine.records import Replace, make_event
 from recall_engine.storage import display_url, open_backend
-from recall_engine.storage.sqlite import SQLiteBackend
-from recall_engine.storage.sqlite.schema import SCHEMA_VERSION, SECONDARY_INDEXES
+from recall_engine.storage.sqlite.backend import SQLiteBackend
+from recall_engine.storage.common import SCHEMA_VERSION
+from recall_engine.storage.sqlite.schema import SECONDARY_INDEXES
 from recall_engine.storage.urls import ACCEPTED_FORMS
 from recall_engine.storage.sqlite.vectors import SparseVectors
 

@@ -19,14 +19,16 @@ from typing import Iterator
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import psycopg
+from pgvector.psycopg.vector import register_vector_info
 from psycopg import errors as pgerrors
 from psycopg import sql
+from psycopg.types import TypeInfo
 
 from ...errors import NotFound, ReadOnlyStore, StorageError
 from ..base import Backend, check_collection
-from ..common import DECODE_CACHE, READ_ONLY_MESSAGE
+from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
 from ..urls import display_url
-from .schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SCHEMA_VERSION, SECONDARY_INDEXES, migrations
+from .schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SECONDARY_INDEXES
 from .store import PostgresStore
 
 CONNECT_TIMEOUT_S = 10
@@ -120,6 +122,7 @@ class PostgresBackend(Backend):
         self.vector_schema = ""
         self.vector_type = ""
         self.has_vector_index = False
+        self._vector_info: TypeInfo | None = None
         self._stores: dict[str, PostgresStore] = {}
         self._lock = threading.Lock()
         self._pool = _Pool(self._connect)
@@ -170,6 +173,8 @@ class PostgresBackend(Backend):
             conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
             if self.read_only:
                 conn.execute("SET default_transaction_read_only = on")
+            if self._vector_info is not None:
+                register_vector_info(conn, self._vector_info)
             if self.has_vector_index:
                 self._tune_hnsw(conn)
         except psycopg.Error as e:
@@ -259,10 +264,7 @@ class PostgresBackend(Backend):
 
     def _check_version(self, version: int) -> None:
         if version > SCHEMA_VERSION:
-            raise StorageError(
-                f"the store at {self.url_for_display} has schema version {version}, newer than this release "
-                f"of recall-admin supports ({SCHEMA_VERSION}); upgrade recall-admin to open it"
-            )
+            raise StorageError(newer_schema(self.url_for_display, version))
 
     def _open_schema(self, conn: psycopg.Connection) -> None:
         version = self._version(conn)
@@ -275,10 +277,7 @@ class PostgresBackend(Backend):
                     f"no recall store in database {self.database!r} at {self.url_for_display}; "
                     "there is nothing to open read-only (open it once with write access to create it)"
                 )
-            raise StorageError(
-                f"the store at {self.url_for_display} has schema version {version}, older than this release "
-                f"uses ({SCHEMA_VERSION}); open it once without --read-only to upgrade it"
-            )
+            raise StorageError(older_schema(self.url_for_display, version))
         self._migrate(conn)
 
     def _migrate(self, conn: psycopg.Connection) -> None:
@@ -293,12 +292,18 @@ class PostgresBackend(Backend):
                 if self._extension_schema(conn) is None:
                     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
                 stage = "tables"
+                # SQLAlchemy is imported only here, to create or upgrade (see models.py)
+                from ..models import upgrade_statements
+
+                # the model's DDL names tables and the vector type unqualified: they land
+                # in (and resolve through) recall, then the extension's schema
                 vector_schema = sql.Identifier(self._extension_schema(conn)).as_string(conn)
-                steps = migrations(vector_schema)
-                for v in range(version, SCHEMA_VERSION):
-                    for statement in steps[v]:
-                        conn.execute(statement)
-                    conn.execute("UPDATE recall.schema_meta SET version = %s WHERE id = 1", (v + 1,))
+                if version == 0:
+                    conn.execute("CREATE SCHEMA IF NOT EXISTS recall")
+                conn.execute(f"SET LOCAL search_path TO recall, {vector_schema}")
+                for statement in upgrade_statements(version, "postgresql"):
+                    conn.execute(statement)
+                conn.execute("UPDATE recall.schema_meta SET version = %s WHERE id = 1", (SCHEMA_VERSION,))
         except pgerrors.InsufficientPrivilege as e:
             detail = self.describe(e)
             if stage == "extension":
@@ -339,6 +344,11 @@ class PostgresBackend(Backend):
             )
         self.vector_schema = sql.Identifier(schema).as_string(conn)
         self.vector_type = f"{self.vector_schema}.vector"
+        # pgvector's psycopg adapter: numpy arrays travel as vectors. The type is looked
+        # up once, by its qualified name (the extension's schema need not be on the
+        # search path), and registered on each new session without a round trip.
+        self._vector_info = TypeInfo.fetch(conn, self.vector_type)
+        register_vector_info(conn, self._vector_info)
         self.has_vector_index = bool(
             conn.execute(
                 "SELECT 1 FROM pg_catalog.pg_indexes WHERE schemaname = %s AND indexname = %s",
@@ -354,7 +364,7 @@ class PostgresBackend(Backend):
             "has_table_privilege(r.oid, 'INSERT'), has_table_privilege(c.oid, 'INSERT'), "
             "has_table_privilege(c.oid, 'UPDATE') "
             "FROM pg_catalog.pg_class e, pg_catalog.pg_class r, pg_catalog.pg_class c "
-            "WHERE e.oid = 'recall.events'::regclass AND r.oid = 'recall.replaces'::regclass "
+            "WHERE e.oid = 'recall.events'::regclass AND r.oid = 'recall.event_replaces'::regclass "
             "AND c.oid = 'recall.collections'::regclass"
         ).fetchone()
         can_read, can_insert, can_link, _can_add_collection, can_count = row
@@ -368,7 +378,7 @@ class PostgresBackend(Backend):
                 name
                 for name, ok in (
                     ("INSERT on recall.events", can_insert),
-                    ("INSERT on recall.replaces", can_link),
+                    ("INSERT on recall.event_replaces", can_link),
                     ("UPDATE on recall.collections", can_count),
                 )
                 if not ok

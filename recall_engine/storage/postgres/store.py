@@ -36,7 +36,7 @@ _COPY_EVENTS = (
     "COPY recall.events (collection_id, id, subject, predicate, value_key, retraction, observed_at, body, "
     "terms, vec) FROM STDIN (FORMAT BINARY)"
 )
-_COPY_REPLACES = "COPY recall.replaces (collection_id, subject, predicate, event_id) FROM STDIN (FORMAT BINARY)"
+_COPY_REPLACES = "COPY recall.event_replaces (collection_id, subject, predicate, event_id) FROM STDIN (FORMAT BINARY)"
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
 _COPY_TRAILER = struct.pack(">h", -1)
 _INT4 = struct.Struct(">i")
@@ -86,7 +86,6 @@ class Host(Protocol):
     decode_cache: int
     has_vector_index: bool
     vector_schema: str
-    vector_type: str
 
     def connection(self, what: str) -> AbstractContextManager[psycopg.Connection]: ...
 
@@ -422,7 +421,7 @@ class PostgresStore(Store):
             return []
         return self._complete(
             f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND id IN ("
-            "SELECT event_id FROM recall.replaces WHERE collection_id = %s AND subject = %s "
+            "SELECT event_id FROM recall.event_replaces WHERE collection_id = %s AND subject = %s "
             "AND predicate = ANY(%s)) ORDER BY position LIMIT %s",
             (self.cid, self.cid, subject, preds),
             MAX_PAIR_EVENTS,
@@ -583,15 +582,15 @@ class PostgresStore(Store):
                     (self.cid, *params, int(k)),
                 ).fetchall()
         else:
-            literal = "[" + ",".join(repr(float(x)) for x in (q / np.float32(norm))) + "]"
             # an exact scan orders ties by position; the optional HNSW index can only
             # serve ORDER BY distance alone
             tie = "" if self.backend.has_vector_index else ", position"
             with self.backend.connection("searching vectors") as conn:
                 rows = conn.execute(
-                    f"SELECT {_COLS}, vec OPERATOR({self.backend.vector_schema}.<=>) %s::{self.backend.vector_type} "
+                    f"SELECT {_COLS}, vec OPERATOR({self.backend.vector_schema}.<=>) %s "
                     f"AS distance FROM recall.events WHERE collection_id = %s{window} ORDER BY distance{tie} LIMIT %s",
-                    (literal, self.cid, *params, int(k)),
+                    # a numpy array: pgvector's adapter (backend.py) sends it as a vector
+                    (q / np.float32(norm), self.cid, *params, int(k)),
                 ).fetchall()
             rows = [(*r[:4], 1.0 - float(r[4])) for r in rows]
         events = self._decode(r[:4] for r in rows)

@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 from ...errors import NotFound, StorageError
 from ..base import Backend, check_collection
-from ..common import DECODE_CACHE, READ_ONLY_MESSAGE
-from .schema import MIGRATIONS, SCHEMA_VERSION, SECONDARY_INDEXES, collection_tables
+from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
+from .schema import SECONDARY_INDEXES, collection_tables
 from .store import SQLiteStore
 
 BUSY_TIMEOUT_MS = 10_000
@@ -110,20 +110,20 @@ class SQLiteBackend(Backend):
                 version = self._version(conn)
                 self._check_version(version)
                 if version < SCHEMA_VERSION:
-                    raise StorageError(
-                        f"the store at {self.url_for_display} has schema version {version}, older than this "
-                        f"release uses ({SCHEMA_VERSION}); open it once without --read-only to upgrade it"
-                    )
+                    raise StorageError(older_schema(self.url_for_display, version))
                 return
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 version = self._version(conn)
                 self._check_version(version)
-                for v in range(version, SCHEMA_VERSION):
-                    for statement in MIGRATIONS[v]:
+                if version < SCHEMA_VERSION:
+                    # SQLAlchemy is imported only here, to create or upgrade (see models.py)
+                    from ..models import upgrade_statements
+
+                    for statement in upgrade_statements(version, "sqlite"):
                         conn.execute(statement)
-                    conn.execute("UPDATE schema_meta SET version = ? WHERE id = 1", (v + 1,))
+                    conn.execute("UPDATE schema_meta SET version = ? WHERE id = 1", (SCHEMA_VERSION,))
                 present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
                 for name, sql in SECONDARY_INDEXES.items():
                     if name not in present:  # a bulk import that did not finish
@@ -154,10 +154,7 @@ class SQLiteBackend(Backend):
 
     def _check_version(self, version: int) -> None:
         if version > SCHEMA_VERSION:
-            raise StorageError(
-                f"the store at {self.url_for_display} has schema version {version}, newer than this release "
-                f"of recall-admin supports ({SCHEMA_VERSION}); upgrade recall-admin to open it"
-            )
+            raise StorageError(newer_schema(self.url_for_display, version))
 
     # --- the contract --------------------------------------------------------
 

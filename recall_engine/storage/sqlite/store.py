@@ -177,7 +177,7 @@ class SQLiteStore(SearchMixin, Store):
             vectors.append((pos, ev.observed_at, vector))
             if ev.replaces:
                 for name in unique(r.predicate for r in ev.replaces):
-                    links.append((cid, ev.subject, name, pos))
+                    links.append((cid, ev.subject, name, ev.id))
         conn.executemany(
             "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
             "observed_at, body) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -187,7 +187,7 @@ class SQLiteStore(SearchMixin, Store):
         conn.executemany(f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors)
         if links:
             conn.executemany(
-                "INSERT INTO event_replaces (collection_id, subject, predicate, position) VALUES (?,?,?,?)", links
+                "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", links
             )
         conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (len(rows), cid))
         return len(rows)
@@ -332,10 +332,10 @@ class SQLiteStore(SearchMixin, Store):
         if not preds:
             return []
         return self._complete(
-            f"SELECT {COLS} FROM events WHERE position IN (SELECT position FROM event_replaces "
+            f"SELECT {COLS} FROM events WHERE collection_id = ? AND id IN (SELECT event_id FROM event_replaces "
             f"WHERE collection_id = ? AND subject = ? AND predicate IN ({marks(len(preds))})) "
             "ORDER BY +position LIMIT ?",
-            (self.cid, subject, *preds),
+            (self.cid, self.cid, subject, *preds),
             MAX_PAIR_EVENTS,
             f"the events of {subject} whose replaces name {', '.join(preds)} number",
         )

@@ -1,0 +1,224 @@
+"""The store's schema, defined once for both databases as SQLModel table models, and the
+upgrades from every earlier version (docs/storage.md, "Schema versions").
+
+Imported only to create or upgrade a store: SQLAlchemy and SQLModel cost start-up time,
+and the hot paths (sqlite/store.py, postgres/store.py) run plain SQL through sqlite3 and
+psycopg. Opening a store at the current version never imports this module.
+
+What is not a table column lives with its backend and is attached here as DDL run after
+the tables are created, for that dialect only: indexes the bulk import drops and rebuilds
+(``SECONDARY_INDEXES``), the append-only triggers, PostgreSQL's privileges. SQLite's
+per-collection search tables (FTS5 is a virtual table SQLAlchemy cannot describe) are made
+when a collection is created (sqlite/schema.py).
+
+Columns that exist in one database only carry ``info={"only": {dialect}}`` and are left
+out of the other's CREATE TABLE (``_column_for_dialect``): PostgreSQL keeps the search
+text, its tsvector and the pgvector column inside ``events``; SQLite keeps them in the
+collection's own tables.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    DDL,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    Computed,
+    ForeignKeyConstraint,
+    Identity,
+    Index,
+    Integer,
+    Text,
+    create_mock_engine,
+    event,
+    text,
+)
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.orm import registry
+from sqlalchemy.schema import CreateColumn, CreateTable
+from pgvector.sqlalchemy import Vector
+from sqlmodel import Field, SQLModel
+
+from ..embed import DIMENSIONS
+from .common import SCHEMA_VERSION
+from .postgres import schema as pg
+from .sqlite import schema as lite
+
+_registry = registry()  # the store's own metadata, apart from any other SQLModel user's
+
+
+class _Table(SQLModel, registry=_registry):
+    pass
+
+
+# Types: integers are 64-bit in PostgreSQL and plain INTEGER in SQLite (where INTEGER
+# PRIMARY KEY is the rowid); compared and ordered text uses byte order in PostgreSQL
+# (COLLATE "C"), which is SQLite's own order.
+BIGINT = BigInteger().with_variant(Integer(), "sqlite")
+NAME = Text().with_variant(postgresql.TEXT(collation="C"), "postgresql")
+FLAG = Boolean().with_variant(Integer(), "sqlite")
+BODY = Text().with_variant(postgresql.JSON(), "postgresql")
+PG_ONLY = {"info": {"only": {"postgresql"}}}
+
+
+class SchemaMeta(_Table, table=True):
+    """One row: the schema version of the store."""
+
+    __tablename__ = "schema_meta"
+    __table_args__ = (CheckConstraint("id = 1"),)
+    id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    version: int
+
+
+class Collection(_Table, table=True):
+    """A collection and its event count (kept in the append transaction)."""
+
+    __tablename__ = "collections"
+    id: int = Field(primary_key=True, sa_column_args=[Identity(always=True)])
+    name: str = Field(sa_type=NAME, unique=True)
+    events: int = Field(sa_type=BIGINT, sa_column_kwargs={"server_default": text("0")})
+
+
+class EventRow(_Table, table=True):
+    """Every collection's log. ``position`` only grows and is never reused (AUTOINCREMENT
+    in SQLite; an identity with CACHE 1 in PostgreSQL, so values are drawn in order)."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        # duplicate detection and events_by_id; never dropped by a bulk import
+        Index("events_id", "collection_id", "id", unique=True),
+        # position order within a collection: all_events, touched_since, position()
+        Index("events_position", "collection_id", "position"),
+        CheckConstraint("retraction IN (0, 1)").ddl_if(dialect="sqlite"),
+        {"sqlite_autoincrement": True},
+    )
+    position: int = Field(
+        primary_key=True, sa_type=BIGINT, sa_column_args=[Identity(always=True, cache=1)]
+    )
+    collection_id: int = Field(foreign_key="collections.id")
+    id: str = Field(sa_type=NAME)
+    subject: str = Field(sa_type=NAME)
+    predicate: str = Field(sa_type=NAME)
+    value_key: str = Field(sa_type=NAME)
+    retraction: bool = Field(sa_type=FLAG)
+    observed_at: int = Field(sa_type=BIGINT)  # nanoseconds
+    body: str = Field(sa_type=BODY)  # the event's compact JSON form
+    # PostgreSQL only: the words keyword search sees, their tsvector, the embedding
+    terms: str = Field(sa_type=Text, sa_column_kwargs=PG_ONLY)
+    tsv: str | None = Field(
+        default=None,
+        sa_type=postgresql.TSVECTOR,
+        sa_column_args=[Computed("to_tsvector('pg_catalog.simple'::regconfig, terms)", persisted=True)],
+        sa_column_kwargs=PG_ONLY,
+    )
+    vec: list[float] = Field(sa_type=Vector(DIMENSIONS), sa_column_kwargs=PG_ONLY)
+
+
+class EventReplace(_Table, table=True):
+    """One row per (event, predicate named in its ``replaces``): replacing_events by index."""
+
+    __tablename__ = "event_replaces"
+    __table_args__ = (
+        ForeignKeyConstraint(["collection_id", "event_id"], ["events.collection_id", "events.id"]),
+        {"sqlite_with_rowid": False},
+    )
+    collection_id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    subject: str = Field(primary_key=True, sa_type=NAME)
+    predicate: str = Field(primary_key=True, sa_type=NAME)
+    event_id: str = Field(primary_key=True, sa_type=NAME)
+
+
+@compiles(CreateColumn)
+def _column_for_dialect(element, compiler, **kw):
+    only = element.element.info.get("only")
+    if only and compiler.dialect.name not in only:
+        return None  # SQLAlchemy leaves the column out of CREATE TABLE
+    return compiler.visit_create_column(element, **kw)
+
+
+def _after(target, statements, dialect: str) -> None:
+    for statement in statements:
+        event.listen(target, "after_create", DDL(statement).execute_if(dialect=dialect))
+
+
+_events = EventRow.__table__  # type: ignore[attr-defined]
+_replaces = EventReplace.__table__  # type: ignore[attr-defined]
+_after(SchemaMeta.__table__, ["INSERT INTO schema_meta (id, version) VALUES (1, 0)"], "sqlite")  # type: ignore[attr-defined]
+_after(SchemaMeta.__table__, ["INSERT INTO schema_meta (id, version) VALUES (1, 0)"], "postgresql")  # type: ignore[attr-defined]
+_after(_events, lite.SECONDARY_INDEXES.values(), "sqlite")
+_after(_events, pg.SECONDARY_INDEXES.values(), "postgresql")
+_after(_registry.metadata, lite.TRIGGERS, "sqlite")
+_after(_registry.metadata, pg.TRIGGERS, "postgresql")
+
+
+def create_statements(dialect: str) -> list[str]:
+    """The DDL that builds the current schema in an empty database (``dialect`` is
+    "sqlite" or "postgresql"), in order, as text for the backend's own connection."""
+    return _compiled(dialect, lambda engine: _registry.metadata.create_all(engine, checkfirst=False))
+
+
+def _compiled(dialect: str, build) -> list[str]:
+    out: list[str] = []
+    url = {"sqlite": "sqlite://", "postgresql": "postgresql+psycopg://"}[dialect]
+
+    def collect(element, *args, **kw) -> None:
+        # the attached DDL is plain SQL, kept as written (compiling it would read its %
+        # signs, plpgsql's RAISE placeholders, as format markers)
+        out.append(element.statement if isinstance(element, DDL) else str(element.compile(dialect=engine.dialect)))
+
+    engine = create_mock_engine(url, collect)
+    build(engine)
+    return [s.strip() for s in out]
+
+
+def _replaces_table(dialect: str) -> list[str]:
+    statements = [str(CreateTable(_replaces).compile(dialect=_dialect(dialect))).strip()]
+    return statements + [t for t in (lite.TRIGGERS if dialect == "sqlite" else []) if "event_replaces" in t]
+
+
+def _dialect(name: str):
+    from sqlalchemy.dialects import postgresql as p, sqlite as s
+
+    return s.dialect() if name == "sqlite" else p.psycopg.dialect()
+
+
+def _v1_to_v2(dialect: str) -> list[str]:
+    """Version 2: ``event_replaces`` names the replacing event by id in both databases
+    (SQLite named it by position), and PostgreSQL's ``replaces`` takes that name."""
+    if dialect == "sqlite":
+        return [
+            "DROP TRIGGER event_replaces_no_update",
+            "DROP TRIGGER event_replaces_no_delete",
+            "ALTER TABLE event_replaces RENAME TO event_replaces_v1",
+            *_replaces_table("sqlite"),
+            "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) "
+            "SELECT r.collection_id, r.subject, r.predicate, e.id FROM event_replaces_v1 r "
+            "JOIN events e ON e.position = r.position",
+            "DROP TABLE event_replaces_v1",  # an implicit delete: no trigger fires
+        ]
+    return [
+        "ALTER TABLE recall.replaces RENAME TO event_replaces",
+        "ALTER TABLE recall.event_replaces RENAME CONSTRAINT replaces_pkey TO event_replaces_pkey",
+        "ALTER TABLE recall.event_replaces RENAME CONSTRAINT replaces_collection_id_event_id_fkey "
+        "TO event_replaces_collection_id_event_id_fkey",
+        "ALTER TRIGGER replaces_append_only ON recall.event_replaces RENAME TO event_replaces_append_only",
+        "ALTER TRIGGER replaces_no_truncate ON recall.event_replaces RENAME TO event_replaces_no_truncate",
+    ]
+
+
+# UPGRADES[v] takes a store from version v to v + 1 (version 0 is an empty database,
+# built at the current version at once by create_statements).
+UPGRADES = {1: _v1_to_v2}
+assert sorted(UPGRADES) == list(range(1, SCHEMA_VERSION)), "one upgrade per earlier version"
+
+
+def upgrade_statements(version: int, dialect: str) -> list[str]:
+    """The DDL that takes a store at ``version`` (0: empty) to ``SCHEMA_VERSION``."""
+    if version == 0:
+        return create_statements(dialect)
+    out: list[str] = []
+    for v in range(version, SCHEMA_VERSION):
+        out += UPGRADES[v](dialect)
+    return out
