@@ -200,9 +200,18 @@ def _v1_to_v2(dialect: str) -> list[str]:
         ]
     return [
         "ALTER TABLE recall.replaces RENAME TO event_replaces",
-        "ALTER TABLE recall.event_replaces RENAME CONSTRAINT replaces_pkey TO event_replaces_pkey",
-        "ALTER TABLE recall.event_replaces RENAME CONSTRAINT replaces_collection_id_event_id_fkey "
-        "TO event_replaces_collection_id_event_id_fkey",
+        # its constraints take the names PostgreSQL gives a new table (primary key, foreign
+        # key and, from PostgreSQL 18, the named NOT NULL constraints)
+        """DO $$
+        DECLARE c record;
+        BEGIN
+            FOR c IN SELECT conname FROM pg_catalog.pg_constraint
+                     WHERE conrelid = 'recall.event_replaces'::regclass AND conname LIKE 'replaces\\_%' LOOP
+                EXECUTE format('ALTER TABLE recall.event_replaces RENAME CONSTRAINT %I TO %I',
+                               c.conname, 'event_' || c.conname);
+            END LOOP;
+        END
+        $$""",
         "ALTER TRIGGER replaces_append_only ON recall.event_replaces RENAME TO event_replaces_append_only",
         "ALTER TRIGGER replaces_no_truncate ON recall.event_replaces RENAME TO event_replaces_no_truncate",
     ]
