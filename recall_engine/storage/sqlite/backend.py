@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from pathlib import Path
 from urllib.parse import quote
 
 from ...errors import NotFound, StorageError
@@ -207,7 +206,3 @@ class SQLiteBackend(Backend):
 
     def __repr__(self) -> str:
         return f"SQLiteBackend({self.url_for_display!r}, read_only={self.read_only})"
-
-
-def open_sqlite(path: str | Path, *, read_only: bool = False) -> SQLiteBackend:
-    return SQLiteBackend(path, read_only=read_only)
