@@ -1,5 +1,5 @@
 """The store's schema, defined once for both databases as SQLModel table models, and the
-upgrades from every earlier version (docs/storage.md, "Schema versions").
+upgrades from every earlier version (docs/storage.md, "Schema and versions").
 
 Imported only to create or upgrade a store: SQLAlchemy and SQLModel cost start-up time,
 and the hot paths (sqlite/store.py, postgres/store.py) run plain SQL through sqlite3 and
@@ -19,6 +19,8 @@ collection's own tables.
 
 from __future__ import annotations
 
+import functools
+
 from sqlalchemy import (
     DDL,
     BigInteger,
@@ -34,7 +36,7 @@ from sqlalchemy import (
     event,
     text,
 )
-from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import registry
 from sqlalchemy.schema import CreateColumn, CreateTable
@@ -130,6 +132,8 @@ class EventReplace(_Table, table=True):
     event_id: str = Field(primary_key=True, sa_type=NAME)
 
 
+# registered for every CREATE TABLE SQLAlchemy compiles in the process, but it changes
+# only columns that carry info["only"]
 @compiles(CreateColumn)
 def _column_for_dialect(element, compiler, **kw):
     only = element.element.info.get("only")
@@ -145,18 +149,23 @@ def _after(target, statements, dialect: str) -> None:
 
 _events = EventRow.__table__  # type: ignore[attr-defined]
 _replaces = EventReplace.__table__  # type: ignore[attr-defined]
-_after(SchemaMeta.__table__, ["INSERT INTO schema_meta (id, version) VALUES (1, 0)"], "sqlite")  # type: ignore[attr-defined]
-_after(SchemaMeta.__table__, ["INSERT INTO schema_meta (id, version) VALUES (1, 0)"], "postgresql")  # type: ignore[attr-defined]
+# the version row starts at 0; the backend records the version in the same transaction
+event.listen(SchemaMeta.__table__, "after_create", DDL("INSERT INTO schema_meta (id, version) VALUES (1, 0)"))  # type: ignore[attr-defined]
 _after(_events, lite.SECONDARY_INDEXES.values(), "sqlite")
 _after(_events, pg.SECONDARY_INDEXES.values(), "postgresql")
 _after(_registry.metadata, lite.TRIGGERS, "sqlite")
 _after(_registry.metadata, pg.TRIGGERS, "postgresql")
 
 
+@functools.cache
+def _create_statements(dialect: str) -> tuple[str, ...]:
+    return tuple(_compiled(dialect, lambda engine: _registry.metadata.create_all(engine, checkfirst=False)))
+
+
 def create_statements(dialect: str) -> list[str]:
     """The DDL that builds the current schema in an empty database (``dialect`` is
     "sqlite" or "postgresql"), in order, as text for the backend's own connection."""
-    return _compiled(dialect, lambda engine: _registry.metadata.create_all(engine, checkfirst=False))
+    return list(_create_statements(dialect))
 
 
 def _compiled(dialect: str, build) -> list[str]:
@@ -173,17 +182,6 @@ def _compiled(dialect: str, build) -> list[str]:
     return [s.strip() for s in out]
 
 
-def _replaces_table(dialect: str) -> list[str]:
-    statements = [str(CreateTable(_replaces).compile(dialect=_dialect(dialect))).strip()]
-    return statements + [t for t in (lite.TRIGGERS if dialect == "sqlite" else []) if "event_replaces" in t]
-
-
-def _dialect(name: str):
-    from sqlalchemy.dialects import postgresql as p, sqlite as s
-
-    return s.dialect() if name == "sqlite" else p.psycopg.dialect()
-
-
 def _v1_to_v2(dialect: str) -> list[str]:
     """Version 2: ``event_replaces`` names the replacing event by id in both databases
     (SQLite named it by position), and PostgreSQL's ``replaces`` takes that name."""
@@ -192,7 +190,8 @@ def _v1_to_v2(dialect: str) -> list[str]:
             "DROP TRIGGER event_replaces_no_update",
             "DROP TRIGGER event_replaces_no_delete",
             "ALTER TABLE event_replaces RENAME TO event_replaces_v1",
-            *_replaces_table("sqlite"),
+            str(CreateTable(_replaces).compile(dialect=sqlite.dialect())).strip(),
+            *(statement for statement in lite.TRIGGERS if " ON event_replaces " in statement),
             "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) "
             "SELECT r.collection_id, r.subject, r.predicate, e.id FROM event_replaces_v1 r "
             "JOIN events e ON e.position = r.position",

@@ -281,6 +281,10 @@ class PostgresBackend(Backend):
         self._migrate(conn)
 
     def _migrate(self, conn: psycopg.Connection) -> None:
+        # SQLAlchemy builds the schema (models.py): imported only to create or upgrade,
+        # and before taking the schema lock, not while holding it
+        from ..models import upgrade_statements
+
         stage = "extension"
         try:
             with conn.transaction():
@@ -292,9 +296,6 @@ class PostgresBackend(Backend):
                 if self._extension_schema(conn) is None:
                     conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
                 stage = "tables"
-                # SQLAlchemy is imported only here, to create or upgrade (see models.py)
-                from ..models import upgrade_statements
-
                 # the model's DDL names tables and the vector type unqualified: they land
                 # in (and resolve through) recall, then the extension's schema
                 vector_schema = sql.Identifier(self._extension_schema(conn)).as_string(conn)

@@ -112,14 +112,15 @@ class SQLiteBackend(Backend):
                     raise StorageError(older_schema(self.url_for_display, version))
                 return
             conn.execute("PRAGMA journal_mode = WAL")
+            if self._version(conn) < SCHEMA_VERSION:
+                # SQLAlchemy builds the schema (models.py): imported only to create or
+                # upgrade, and before taking the write lock, not while holding it
+                from ..models import upgrade_statements
             conn.execute("BEGIN IMMEDIATE")
             try:
                 version = self._version(conn)
                 self._check_version(version)
                 if version < SCHEMA_VERSION:
-                    # SQLAlchemy is imported only here, to create or upgrade (see models.py)
-                    from ..models import upgrade_statements
-
                     for statement in upgrade_statements(version, "sqlite"):
                         conn.execute(statement)
                     conn.execute("UPDATE schema_meta SET version = ? WHERE id = 1", (SCHEMA_VERSION,))
