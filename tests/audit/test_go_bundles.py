@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from recall_engine.audit import AUDIT_V1, MAX_EVENTS, import_events, replay, verify
-from recall_engine.audit_digest import (
+from recall_engine.audit.digest import (
     bundle_checksum_v1,
     digest_legacy,
     digest_v2,

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field as dc_field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from .audit_digest import (
+from .digest import (
     bundle_checksum_v1,
     bundle_checksum_v2,
     digest_order,
@@ -35,10 +35,10 @@ from .audit_digest import (
     event_fingerprint,
     q,
 )
-from .errors import AuditError, DigestMismatch, InvalidEvent, InvalidInput, RegistryError
-from .fold import fold, moves
-from .instants import format_fixed, format_rfc3339, parse_instant
-from .records import (
+from ..errors import AuditError, DigestMismatch, InvalidEvent, InvalidInput, RegistryError
+from ..fold import fold, moves
+from ..instants import format_fixed, format_rfc3339, parse_instant
+from ..records import (
     EVENT_VERSION,
     FOLD_VERSION,
     REGISTRY_PREDICATE,
@@ -48,10 +48,10 @@ from .records import (
     Event,
     decode_event,
 )
-from .registry import NOTE_DEFINITION, Definition, RegistryRecord, check_definition, decode_record
-from .text import NOTE, PREDICATE_RE, simple_lower
-from .timeline import LoggedRecord, Timeline
-from .values import STORAGE_CLASS, VALUE_TYPES, describe, storage_class_of
+from ..registry import NOTE_DEFINITION, Definition, RegistryRecord, check_definition, decode_record
+from ..text import NOTE, PREDICATE_RE, simple_lower
+from ..timeline import LoggedRecord, Timeline
+from ..values import STORAGE_CLASS, VALUE_TYPES, describe, storage_class_of
 
 AUDIT_V1 = "recall-audit-v1"  # the Go engine's envelope (read only)
 AUDIT_V2 = "recall-audit-v2"  # ours (written and read)

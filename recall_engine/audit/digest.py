@@ -24,10 +24,10 @@ import re
 import struct
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import AuditError, DigestMismatch
-from .instants import format_fixed
-from .records import Event
-from .values import format_number, value_key
+from ..errors import AuditError, DigestMismatch
+from ..instants import format_fixed
+from ..records import Event
+from ..values import format_number, value_key
 
 LABEL_V2 = "recall-events-digest-v2"
 LABEL_V3 = "recall-events-digest-v3"
