@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 from . import clock
 from .errors import InvalidInput, LimitExceeded, UnknownPredicate
 from .fold import attach_elsewhere, fold
-from .history import Change, Explanation, HistoryStep, change_of, explain, history
+from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, format_rfc3339
 from .records import (
     KINDS, MAX_EVIDENCE_BYTES, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
@@ -210,16 +210,6 @@ class Memory:
             out.extend(fold(events, subject, p, tl, at))
         return out
 
-    def answers(self, subject: str, as_of: int) -> dict[tuple[str, str], list[Value]]:
-        """Every pair of a subject with its answer at an instant (for diffs)."""
-        tl = self.timeline()
-        s = normalize_subject(subject)
-        events = self.store.subject_events(s)
-        out: dict[tuple[str, str], list[Value]] = {}
-        for b in self._fold_subject(s, events, tl, as_of):
-            out.setdefault((b.subject, b.predicate), []).append(b.value)
-        return out
-
     def history(self, subject: str, predicate: str) -> tuple[str, str, list[HistoryStep]]:
         tl = self.timeline()
         s = normalize_subject(subject)
@@ -249,10 +239,7 @@ class Memory:
                 before.setdefault((s, b.predicate), []).append(b.value)
             for b in self._fold_subject(s, events, tl, to):
                 after.setdefault((s, b.predicate), []).append(b.value)
-            for pair in sorted(set(before) | set(after)):
-                c = change_of(pair[0], pair[1], before.get(pair, ()), after.get(pair, ()))
-                if c is not None:
-                    out.append(c)
+            out.extend(diff_answers(before, after))
         return out
 
     # --- writes -------------------------------------------------------------
