@@ -15,13 +15,14 @@ from . import clock
 from .errors import InvalidInput, LimitExceeded, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
-from .instants import MINUTE_NS, format_rfc3339
+from .integrity import readable_registry
+from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .records import (
-    KINDS, MAX_EVIDENCE_BYTES, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
+    KINDS, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
 )
 from .registry import Definition, RegistryRecord
 from .storage.base import MAX_PAIR_EVENTS, Store
-from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, normalize_subject, snake_case
+from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
 from .vocabulary import DEFAULT_THRESHOLD, best_match
@@ -88,7 +89,7 @@ class Memory:
         """The registry timeline, re-read whenever the log has moved."""
         pos = self.store.position()
         if self._timeline is None or pos != self._timeline_at:
-            self._timeline = Timeline(self.store.registry_events())
+            self._timeline = Timeline(readable_registry(self.store.registry_events())[0])
             self._timeline_at = pos
         return self._timeline
 
@@ -272,12 +273,11 @@ class Memory:
             )
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (0 <= confidence <= 1):
             raise InvalidInput(f"confidence must be in [0, 1], got {confidence!r}")
-        evidence = (evidence or "").strip()
-        if len(evidence.encode("utf-8", "surrogatepass")) > MAX_EVIDENCE_BYTES:
-            raise InvalidInput(f"evidence must be UTF-8 of at most {MAX_EVIDENCE_BYTES} bytes")
+        evidence = check_text((evidence or "").strip(), "evidence")
+        evidence_id = check_text((evidence_id or "").strip(), "evidence_id")
         if cardinality not in (None, "single", "multi"):
             raise InvalidInput(f"cardinality must be single or multi, got {cardinality!r}")
-        t = now if at is None else at
+        t = now if at is None else check_instant(at)
         if t > now + MINUTE_NS:
             raise InvalidInput(
                 f"observed_at {format_rfc3339(t)} is in the future; a statement can only be recorded as made now or earlier"
@@ -318,7 +318,7 @@ class Memory:
         if held is None:
             statement = make_event(
                 s, stored_name, value, t, kind=kind, confidence=float(confidence), source=source,
-                evidence=evidence, evidence_id=(evidence_id or "").strip(),
+                evidence=evidence, evidence_id=evidence_id,
                 replaces=[Replace(rp, rv) for rp, rv, _ in wants if rp],
             )
         cause = statement.id if statement else held.event_id  # type: ignore[union-attr]
@@ -379,8 +379,10 @@ class Memory:
         assert d is not None
         try:
             v = normalize_value(rp, d.value_type, d.allowed, rv)
-        except InvalidInput:
-            v = rv.strip() if isinstance(rv, str) else rv
+        except InvalidInput as e:
+            if storage_class_of(rv) != d.storage_class:  # another type was never believed: say so
+                raise InvalidInput(f"replaces {rp}: {e.message}") from None
+            v = rv.strip() if isinstance(rv, str) else rv  # e.g. an enum value no longer allowed
         return (rp, v, "")
 
     def _resolve_replace(
