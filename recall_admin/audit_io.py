@@ -53,7 +53,7 @@ def import_bundle(memory: Memory, data: bytes | str) -> dict[str, Any]:
     if len(batch) > MAX_PAIR_EVENTS + MAX_EXPORT:
         raise AuditError(f"the bundle holds more events than an import takes ({len(batch)})")
     try:  # checked as remember checks a statement, against this store's registry
-        Admission(store.registry_events()).admit_all((f"bundle event {e.id!r}", e) for e in batch)
+        Admission(store.registry_events(), now=memory.now()).admit_all((f"bundle event {e.id!r}", e) for e in batch)
     except InvalidInput as e:
         raise AuditError(f"the bundle cannot be imported into this store: {e.message}; nothing was imported") from None
     if batch:

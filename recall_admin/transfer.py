@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TextIO
 
+from recall_engine import clock
 from recall_engine.admission import Admission
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
 from recall_engine.records import REGISTRY_SUBJECT, Event, check_id, decode_event
@@ -133,7 +134,7 @@ def import_events(store: Store, events: Iterable[Event], total: int, progress: P
 def import_file(store: Store, path: str, progress: Progress | None = None,
                 batch_size: int = BATCH_SIZE, on_validated: Callable[[int], None] | None = None) -> ImportResult:
     """Import a JSONL file (``-`` for standard input): validate every line, then append."""
-    admission = Admission(store.registry_events())
+    admission = Admission(store.registry_events(), now=clock.now_ns())
     if path == "-":
         events = list(_decode_all(sys.stdin, admission))
         total = len(events)

@@ -6,7 +6,8 @@ order, before anything is written: its id matches its content, its instant lies
 in range, a reserved subject or predicate holds only the engine's own records, a
 registry record decodes and leaves a registry that reads, and a statement names a
 predicate of the registry (the store's, with the records admitted before it) and
-carries a value of that predicate's storage class. The first failure is reported
+carries a value of that predicate's storage class; given ``now``, no event is dated
+in the future. The first failure is reported
 with where the event came from ("line 7"), and the caller writes nothing.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .errors import InvalidInput, RecallError
-from .instants import check_instant
+from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, RESERVED_PAIRS, Event, check_id
 from .registry import decode_record
 from .text import RESERVED_PREDICATES
@@ -26,8 +27,9 @@ from .values import STORAGE_CLASS, describe, storage_class_of
 class Admission:
     """Checks a stream of incoming events against a store's registry log."""
 
-    def __init__(self, registry_log: Iterable[Event] = ()) -> None:
+    def __init__(self, registry_log: Iterable[Event] = (), *, now: int | None = None) -> None:
         self._log = list(registry_log)
+        self._latest = None if now is None else now + MINUTE_NS  # as remember allows
         self._timeline: Timeline | None = None
         self._unbuilt = ""  # where the last registry record not yet folded came from
 
@@ -59,6 +61,8 @@ class Admission:
     def _check(self, e: Event, where: str) -> None:
         check_id(e)
         check_instant(e.observed_at)
+        if self._latest is not None and e.observed_at > self._latest:
+            raise InvalidInput(f"observed_at {format_rfc3339(e.observed_at)} is in the future")
         pair = (e.subject, e.predicate)
         if pair == (REGISTRY_SUBJECT, REGISTRY_PREDICATE):
             if not e.retraction:

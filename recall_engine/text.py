@@ -54,7 +54,7 @@ def check_text(text: str, field: str) -> str:
     if problem is None:
         return text
     if problem.startswith("longer"):
-        raise InvalidInput(f"{field} must be at most {LIMITS[field]} bytes of UTF-8, got {utf8_size(text)}")
+        raise InvalidInput(f"{field} must be UTF-8 of at most {LIMITS[field]} bytes, got {utf8_size(text)}")
     raise InvalidInput(f"{field} must not contain a NUL character (\\x00)")
 
 
