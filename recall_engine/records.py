@@ -240,8 +240,11 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
     if not isinstance(retraction, bool):
         raise _bad(eid, "retraction")
     value = obj.get("value")
-    record = subject == REGISTRY_SUBJECT and predicate == REGISTRY_PREDICATE
-    _check_value(eid, value, allow_null=retraction, limit="registry record" if record else "value")
+    if subject == REGISTRY_SUBJECT and predicate == REGISTRY_PREDICATE:
+        limit = "registry record"
+    else:
+        limit = "note" if predicate == "note" else "value"
+    _check_value(eid, value, allow_null=retraction, limit=limit)
     if observed_at is None:
         at = obj.get("observed_at")
         if not isinstance(at, str):

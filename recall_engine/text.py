@@ -10,13 +10,16 @@ PREDICATE_RE = re.compile(r"^[a-z][a-z0-9_]*\Z")  # \Z: "$" would accept a trail
 MAX_PREDICATE_BYTES = 64
 
 # The most UTF-8 bytes each text field may hold, the same on every backend
-# (docs/records.md, "Limits"). A statement's subject, predicate and value share one
-# PostgreSQL btree index entry (at most 2,704 bytes), so their sum stays below it.
+# (docs/records.md, "Limits"). A statement's subject, predicate and value key share
+# one PostgreSQL btree index entry (at most 2,704 bytes, and a lower-cased value can
+# take 1.5 times its bytes), so their sum stays below it even for text that does
+# not compress.
 LIMITS = {
     "id": 128,
     "subject": 256,
     "predicate": MAX_PREDICATE_BYTES,
-    "value": 1024,
+    "value": 1024,  # a value of a typed predicate
+    "note": 1536,  # a value of `note`: the words as they were stated
     "evidence": 2048,
     "evidence_id": 256,
     "caused_by": 128,

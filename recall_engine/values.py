@@ -123,7 +123,7 @@ def normalize_value(predicate: str, value_type: str, allowed: tuple[str, ...], v
     s = value.strip()
     if not s:
         raise InvalidInput(f"{predicate}: value must not be empty")
-    check_text(s, "value")
+    check_text(s, "note" if predicate == "note" else "value")
     if not s.isascii():
         try:
             s.encode("utf-8")

@@ -311,3 +311,14 @@ def test_a_statement_that_no_longer_decodes_is_listed_and_other_subjects_read(me
     assert found.position is not None and found.position >= 1
     assert "has invalid value (longer than 1024 bytes)" in found.reason
     assert found.to_json()["position"] == found.position
+
+
+def test_the_longest_note_is_stored_on_both_backends_and_one_byte_more_is_refused(memory):
+    # 'Ⱥ' (2 bytes) lower-cases to 'ⱥ' (3 bytes): the worst case for the value key
+    note = "".join(random.Random(3).choice("ȺȾ" * 10 + _cjk(20)) for _ in range(600))
+    note = note.encode()[: LIMITS["note"]].decode("utf-8", "ignore")
+    r = memory.remember("carol", "note", note)
+    assert r.stored.value == note
+    with pytest.raises(InvalidInput) as err:
+        memory.remember("carol", "note", "n" * (LIMITS["note"] + 1))
+    assert str(err.value) == f"note must be UTF-8 of at most {LIMITS['note']} bytes, got {LIMITS['note'] + 1}"
