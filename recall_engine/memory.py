@@ -1,6 +1,6 @@
 """The memory API over one collection: remember, forget, recall, history, diff, explain.
 
-Every read folds complete pair histories (semantics section 5); every write is
+Every read folds complete pair histories (docs/semantics.md §5); every write is
 a read followed by one transaction (section 4). The clock is read here, never
 in the pure core below.
 """
@@ -94,7 +94,7 @@ class Memory:
         return self._timeline
 
     def registry_instant(self, tl: Timeline | None = None) -> int:
-        """A registry write instant: now, moved after every registry event (reference 4.4)."""
+        """A registry write instant: now, moved after every registry event (docs/formats.md, "Registry write instants")."""
         tl = tl or self.timeline()
         t = self.now()
         if tl.log:

@@ -1,7 +1,7 @@
 """Statement events, their ids, their JSON form and strict decoding; beliefs.
 
 An event is immutable and identified by its content and instant
-(reference 1.2); a belief is what the fold derives from events, never stored.
+(docs/records.md, "Ids"); a belief is what the fold derives from events, never stored.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Predicate definitions, whole-registry validation, and registry log records.
 
 A registry never changes in place: every change is a record filed as an event
-about ``recall:registry`` (semantics section 2). This module owns the record
+about ``recall:registry`` (docs/semantics.md §2). This module owns the record
 format; ``timeline`` folds the records into names and rules.
 """
 

@@ -22,9 +22,9 @@ def bears_on(e: Event, predicate: str, timeline: Timeline) -> bool:
     """Whether an event belongs in a bundle scoped to ``predicate``.
 
     Its own history (every name that resolves to the predicate, notes promoted into
-    it) and every event the fold reads for it (docs/semantics.md, "What the fold
-    reads": assertions under predicates that exclude it, ``replaces`` naming it):
-    decided by ``fold.moves`` itself, so a bundle always holds what the fold needs.
+    it) and every event the fold reads for it (docs/semantics.md §3: assertions
+    under predicates that exclude it, ``replaces`` naming it): decided by
+    ``fold.moves`` itself, so a bundle always holds what the fold needs.
     """
     if timeline.canonical(e.predicate) == predicate or target(e, timeline) == predicate:
         return True
