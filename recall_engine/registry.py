@@ -103,8 +103,8 @@ def check_definition(d: Definition, where: str = "predicate registry") -> None:
     for field, text in (("description", d.description), *(("value", a) for a in d.allowed)):
         problem = text_problem(text, field) if isinstance(text, str) else None
         if problem is not None:
-            what = "description" if field == "description" else "allowed value"
-            raise RegistryError(f"{where}: {n!r} has a{'n' if what[0] == 'a' else ''} {what} {problem}")
+            what = "a description" if field == "description" else "an allowed value"
+            raise RegistryError(f"{where}: {n!r} has {what} {'holding ' if 'NUL' in problem else ''}{problem}")
     if d.historical and d.cardinality != "multi":
         raise RegistryError(
             f"{where}: {n!r} is historical and must be multi-valued (things that happened accumulate)"

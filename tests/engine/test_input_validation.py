@@ -322,3 +322,12 @@ def test_the_longest_note_is_stored_on_both_backends_and_one_byte_more_is_refuse
     with pytest.raises(InvalidInput) as err:
         memory.remember("carol", "note", "n" * (LIMITS["note"] + 1))
     assert str(err.value) == f"note must be UTF-8 of at most {LIMITS['note']} bytes, got {LIMITS['note'] + 1}"
+
+
+def test_a_nul_in_a_registry_description_or_allowed_value_is_refused():
+    from recall_engine.errors import RegistryError
+    from recall_engine.registry import check_definition
+
+    with pytest.raises(RegistryError) as err:
+        check_definition(Definition("stage", "single", "enum", allowed=("won", "lo\x00st")))
+    assert str(err.value) == "predicate registry: 'stage' has an allowed value holding a NUL character"
