@@ -276,10 +276,14 @@ def test_export_never_writes_a_line_import_would_refuse(memory, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".recall-export")]  # no partial file
 
 
-def test_admission_names_the_registry_record_that_breaks_the_registry():
-    ok = RegistryRecord(op="declare", name="likes", definition=Definition("likes", "multi")).to_event(NOW)
+def test_admission_reads_statements_against_the_records_admitted_before_them():
+    declare_likes = RegistryRecord(op="declare", name="likes", definition=Definition("likes", "multi")).to_event(NOW)
     a = Admission()
-    a.admit(ok, "line 1")
+    with pytest.raises(InvalidInput) as err:
+        a.admit(make_event("carol", "likes", "tea", NOW + 1), "line 1")
+    assert str(err.value).startswith("line 1: predicate 'likes' is not in the registry")
+    a.admit(declare_likes, "line 2")
+    a.admit(make_event("carol", "likes", "tea", NOW + 1), "line 3")
     assert a.timeline().knows("likes")
 
 
@@ -331,3 +335,11 @@ def test_a_nul_in_a_registry_description_or_allowed_value_is_refused():
     with pytest.raises(RegistryError) as err:
         check_definition(Definition("stage", "single", "enum", allowed=("won", "lo\x00st")))
     assert str(err.value) == "predicate registry: 'stage' has an allowed value holding a NUL character"
+
+
+def test_an_open_vocabulary_infers_a_number_only_from_a_plain_decimal():
+    from recall_admin.inputs import infer_value
+
+    assert infer_value("8000") == 8000.0
+    for text in ("١٢", "1,2,3", "1_000", "inf"):
+        assert infer_value(text) == text  # stays text: the strict reader says it is no number
