@@ -8,7 +8,6 @@ through ``datetime`` on their way in or out except for calendar arithmetic.
 from __future__ import annotations
 
 import calendar
-import os
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -129,18 +128,27 @@ def _latest_from(text: str | None) -> int:
     return at
 
 
-try:
-    LATEST: int = _latest_from(os.environ.get(LATEST_ENV))
-    _LATEST_ERROR = ""
-except InvalidInput as _e:  # reported by the first check, not at import
-    LATEST, _LATEST_ERROR = _latest_from(None), _e.message
+LATEST: int = _latest_from(None)
+_LATEST_ERROR = ""  # a bad RECALL_LATEST_INSTANT, reported by the first check
 
 
 def set_latest(text: str | None) -> int:
-    """Move the upper bound (an RFC3339 instant or a day; None: the default). Returns it."""
+    """Move the upper bound (an RFC3339 instant or a day; None: the default). Returns it.
+
+    ``clock`` applies ``RECALL_LATEST_INSTANT`` at startup (this module reads no environment).
+    """
     global LATEST, _LATEST_ERROR
     LATEST, _LATEST_ERROR = _latest_from(text), ""
     return LATEST
+
+
+def latest_from_environment(text: str | None) -> None:
+    """Apply the environment's bound; a bad one is kept as the error every check reports."""
+    global _LATEST_ERROR
+    try:
+        set_latest(text)
+    except InvalidInput as e:
+        _LATEST_ERROR = e.message
 
 
 def instant_problem(ns: int) -> str | None:

@@ -343,3 +343,27 @@ def test_an_open_vocabulary_infers_a_number_only_from_a_plain_decimal():
     assert infer_value("8000") == 8000.0
     for text in ("١٢", "1,2,3", "1_000", "inf"):
         assert infer_value(text) == text  # stays text: the strict reader says it is no number
+
+
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ("2100-01-01", "observed_at 2150-01-01T00:00:00Z is after 2100-01-01T00:00:00Z"),
+        ("soon", "RECALL_LATEST_INSTANT must be an RFC3339 time or a day such as 2026-09-01, got 'soon'"),
+    ],
+)
+def test_the_environment_sets_the_latest_instant_for_the_whole_engine(env, expected):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import recall_engine.memory\n"
+        "from recall_engine.instants import check_instant, parse_instant\n"
+        "from recall_engine.errors import InvalidInput\n"
+        "try:\n    check_instant(parse_instant('2150-01-01'))\n"
+        "except InvalidInput as e:\n    print(e.message)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "RECALL_LATEST_INSTANT": env})
+    assert out.stdout.strip().startswith(expected)
