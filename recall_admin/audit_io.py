@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from recall_engine.admission import Admission
 from recall_engine.audit import build_bundle, import_events, verify
-from recall_engine.errors import AuditError
+from recall_engine.errors import AuditError, InvalidInput
 from recall_engine.memory import Memory
 from recall_engine.storage.base import MAX_PAIR_EVENTS
 from recall_engine.text import normalize_subject
@@ -51,6 +52,10 @@ def import_bundle(memory: Memory, data: bytes | str) -> dict[str, Any]:
     batch = [*registry, *events]
     if len(batch) > MAX_PAIR_EVENTS + MAX_EXPORT:
         raise AuditError(f"the bundle holds more events than an import takes ({len(batch)})")
+    try:  # checked as remember checks a statement, against this store's registry
+        Admission(store.registry_events(), now=memory.now()).admit_all((f"bundle event {e.id!r}", e) for e in batch)
+    except InvalidInput as e:
+        raise AuditError(f"the bundle cannot be imported into this store: {e.message}; nothing was imported") from None
     if batch:
         store.append(batch)
     imported = store.count() - before

@@ -17,7 +17,7 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Iterator, List, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -31,17 +31,11 @@ _Abort = typer.Abort
 from recall_engine.errors import RecallError
 
 from . import output as out
+from .defaults import DEFAULT_COLLECTION  # the engine is imported only when a command runs
 from .output import Output
 
 if TYPE_CHECKING:
     from .session import Session
-
-DEFAULT_COLLECTION = "memories"  # as session.DEFAULT_COLLECTION; the engine is imported only when a command runs
-
-if sys.version_info >= (3, 9):
-    from typing import Annotated
-else:  # pragma: no cover
-    from typing_extensions import Annotated
 
 EXIT_OK = 0
 EXIT_ERROR = 1

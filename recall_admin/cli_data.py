@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -12,11 +12,6 @@ from rich.table import Table
 from rich.text import Text
 
 from recall_engine.errors import AuditError
-
-if sys.version_info >= (3, 9):
-    from typing import Annotated
-else:  # pragma: no cover
-    from typing_extensions import Annotated
 
 MAX_BUNDLE_BYTES = 64 << 20
 

@@ -20,17 +20,12 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Annotated, Any, Callable, Iterator, List, Optional
 
 import typer
 from rich.console import Console
 
 from .output import Output
-
-try:
-    from typing import Annotated
-except ImportError:  # pragma: no cover
-    from typing_extensions import Annotated
 
 EXIT_CHANGES = 2  # --detailed-exitcode: the plan changes answers (Terraform's convention)
 PROGRESS_AFTER_SECONDS = 0.5  # previews quicker than this show no progress indicator

@@ -19,18 +19,13 @@ and ``notes``; this module reads options and renders.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from . import output as out
-
-try:
-    from typing import Annotated
-except ImportError:  # pragma: no cover
-    from typing_extensions import Annotated
 
 AsOfOpt = Annotated[
     Optional[str],

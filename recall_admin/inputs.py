@@ -11,18 +11,13 @@ boolean, anything else a string.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Iterable
 
 from recall_engine.errors import InvalidInput
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.timeline import Timeline
-from recall_engine.values import Value, parse_cli_value
-
-_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
-
+from recall_engine.values import Value, parse_cli_value, parse_number
 
 def infer_value(text: str) -> Value:
     """The type of a value written to a predicate nobody has defined yet."""
@@ -30,11 +25,8 @@ def infer_value(text: str) -> Value:
     low = t.lower()
     if low in ("true", "false"):
         return low == "true"
-    if _NUMBER.match(t):
-        f = float(t)
-        if math.isfinite(f):
-            return f
-    return text
+    f = parse_number(t)  # the engine's one strict reading of a number
+    return text if f is None else f
 
 
 def typed_value(memory: Memory, predicate: str, text: str, tl: Timeline | None = None) -> Value:

@@ -15,7 +15,7 @@ from typing import Any, Callable
 from recall_engine.memory import Memory
 from recall_engine.storage.base import Backend, Store, check_collection
 
-DEFAULT_COLLECTION = "memories"
+from .defaults import DEFAULT_COLLECTION
 FALLBACK_OPERATOR = "operator"
 
 

@@ -15,6 +15,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TextIO
 
+from recall_engine import clock
+from recall_engine.admission import Admission
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
 from recall_engine.records import REGISTRY_SUBJECT, Event, check_id, decode_event
 from recall_engine.registry import decode_record
@@ -82,17 +84,21 @@ def _lines(path: str) -> Iterator[str]:
             raise InvalidEvent(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
 
 
-def _decode_all(lines: Iterable[str]) -> Iterator[Event]:
+def _decode_all(lines: Iterable[str], admission: Admission | None = None) -> Iterator[Event]:
     for n, text in enumerate(lines, 1):
         event = decode_line(text, n)
         if event is not None:
+            if admission is not None:
+                admission.admit(event, f"line {n}")  # as remember would check it
             yield event
+    if admission is not None:
+        admission.timeline()
 
 
-def validate_file(path: str) -> int:
-    """Decode every line of a file; the number of events, or InvalidEvent naming the line."""
+def validate_file(path: str, admission: Admission | None = None) -> int:
+    """Decode (and admit) every line of a file; the number of events, or an error naming the line."""
     count = 0
-    for _ in _decode_all(_lines(path)):
+    for _ in _decode_all(_lines(path), admission):
         count += 1
     return count
 
@@ -128,14 +134,15 @@ def import_events(store: Store, events: Iterable[Event], total: int, progress: P
 def import_file(store: Store, path: str, progress: Progress | None = None,
                 batch_size: int = BATCH_SIZE, on_validated: Callable[[int], None] | None = None) -> ImportResult:
     """Import a JSONL file (``-`` for standard input): validate every line, then append."""
+    admission = Admission(store.registry_events(), now=clock.now_ns())
     if path == "-":
-        events = list(_decode_all(sys.stdin))
+        events = list(_decode_all(sys.stdin, admission))
         total = len(events)
         if on_validated:
             on_validated(total)
         source: Iterable[Event] = events
     else:
-        total = validate_file(path)
+        total = validate_file(path, admission)
         if on_validated:
             on_validated(total)
         source = _decode_all(_lines(path))
@@ -160,9 +167,15 @@ def event_line(e: Event) -> str:
     return json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
-def write_events(events: Iterable[Event], out: TextIO) -> int:
+def write_events(events: Iterable[Event], out: TextIO, admission: Admission | None = None) -> int:
     n = 0
     for e in events:
+        if admission is not None:  # never write a line that import would refuse
+            try:
+                admission.admit(e, f"line {n + 1}")
+            except InvalidInput as err:
+                raise InvalidEvent(f"the export was refused, nothing was written: stored event {e.id!r} at "
+                                   f"{err.message}; import would refuse it") from None
         out.write(event_line(e))
         n += 1
     return n
@@ -184,7 +197,7 @@ def export_file(store: Store, path: str, subject: str | None = None) -> int:
         events = events_for_export(store, subject)
         try:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                n = write_events(events, f)
+                n = write_events(events, f, Admission(store.registry_events() if subject is not None else ()))
         finally:
             events.close()
         os.replace(tmp, target)

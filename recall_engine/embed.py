@@ -1,4 +1,4 @@
-"""The lexical embedder ``recall-lexical-v1-256`` (reference 5.8), and event sentences.
+"""The lexical embedder ``recall-lexical-v1-256`` (docs/formats.md, "Search"), and event sentences.
 
 Signed feature hashing of lower-cased letter/number tokens with FNV-1a 64, so
 vectors written by the Go engine and by this one are the same.
@@ -87,7 +87,7 @@ def _go_value(v: object) -> str:
 
 
 def event_text(e: Event) -> str:
-    """The sentence an event is embedded as (reference 1.6, Text())."""
+    """The sentence an event is embedded as (docs/formats.md, "The event's sentence")."""
     if e.subject == REGISTRY_SUBJECT:
         return REGISTRY_SUBJECT
     words = e.predicate.replace("_", " ")

@@ -36,6 +36,8 @@ class InvalidEvent(RecallError):
     """A stored or imported event does not decode; names the event and field."""
 
     code = "invalid_event"
+    event_id: object = None  # a stored event: its id and log position, when known
+    position: int | None = None
 
 
 class IncompleteHistory(RecallError):

@@ -111,3 +111,63 @@ def add_months(ns: int, months: int) -> int:
     y, m0 = divmod(total, 12)
     first = calendar.timegm((y, m0 + 1, 1, dt.hour, dt.minute, dt.second, 0, 0, 0))
     return (first + (dt.day - 1) * 86_400) * NS + frac
+
+
+# --- the range of instants a record may carry (docs/records.md, "Instants") ----
+
+EARLIEST = 0  # 1970-01-01T00:00:00Z: no statement about memory is older than the epoch
+_INT64_MAX = 2**63 - 1  # both backends keep instants as signed 64-bit nanoseconds
+DEFAULT_LATEST = "2200-01-01T00:00:00Z"
+LATEST_ENV = "RECALL_LATEST_INSTANT"
+
+
+def _latest_from(text: str | None) -> int:
+    at = parse_instant(text or DEFAULT_LATEST, what=LATEST_ENV)
+    if not EARLIEST < at <= _INT64_MAX:
+        raise InvalidInput(f"{LATEST_ENV} must lie after 1970 and before 2262-04-11, got {text!r}")
+    return at
+
+
+LATEST: int = _latest_from(None)
+_LATEST_ERROR = ""  # a bad RECALL_LATEST_INSTANT, reported by the first check
+
+
+def set_latest(text: str | None) -> int:
+    """Move the upper bound (an RFC3339 instant or a day; None: the default). Returns it.
+
+    ``clock`` applies ``RECALL_LATEST_INSTANT`` at startup (this module reads no environment).
+    """
+    global LATEST, _LATEST_ERROR
+    LATEST, _LATEST_ERROR = _latest_from(text), ""
+    return LATEST
+
+
+def latest_from_environment(text: str | None) -> None:
+    """Apply the environment's bound; a bad one is kept as the error every check reports."""
+    global _LATEST_ERROR
+    try:
+        set_latest(text)
+    except InvalidInput as e:
+        _LATEST_ERROR = e.message
+
+
+def instant_problem(ns: int) -> str | None:
+    """Why an instant cannot be recorded ("before 1970", "after ..."), or None."""
+    if ns < EARLIEST:
+        return "before 1970-01-01T00:00:00Z"
+    if ns > LATEST:
+        return f"after {format_rfc3339(LATEST)} (the latest instant; see {LATEST_ENV})"
+    return None
+
+
+def check_instant(ns: int, what: str = "observed_at") -> int:
+    """``ns`` if a record may carry it; InvalidInput (never OverflowError) otherwise."""
+    if _LATEST_ERROR:
+        raise InvalidInput(_LATEST_ERROR)
+    if isinstance(ns, bool) or not isinstance(ns, int):
+        raise InvalidInput(f"{what} must be integer nanoseconds, got {type(ns).__name__}")
+    problem = instant_problem(ns)
+    if problem is not None:
+        shown = format_rfc3339(ns) if -62135596800 * NS <= ns < 253402300800 * NS else f"{ns} ns"
+        raise InvalidInput(f"{what} {shown} is {problem}")
+    return ns

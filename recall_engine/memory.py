@@ -1,6 +1,6 @@
 """The memory API over one collection: remember, forget, recall, history, diff, explain.
 
-Every read folds complete pair histories (semantics section 5); every write is
+Every read folds complete pair histories (docs/semantics.md §5); every write is
 a read followed by one transaction (section 4). The clock is read here, never
 in the pure core below.
 """
@@ -14,14 +14,15 @@ from typing import Any, Callable, Iterable, Sequence
 from . import clock
 from .errors import InvalidInput, LimitExceeded, UnknownPredicate
 from .fold import attach_elsewhere, fold
-from .history import Change, Explanation, HistoryStep, change_of, explain, history
-from .instants import MINUTE_NS, format_rfc3339
+from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
+from .integrity import readable_registry
+from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .records import (
-    KINDS, MAX_EVIDENCE_BYTES, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
+    KINDS, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
 )
 from .registry import Definition, RegistryRecord
 from .storage.base import MAX_PAIR_EVENTS, Store
-from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, normalize_subject, snake_case
+from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
 from .vocabulary import DEFAULT_THRESHOLD, best_match
@@ -88,12 +89,12 @@ class Memory:
         """The registry timeline, re-read whenever the log has moved."""
         pos = self.store.position()
         if self._timeline is None or pos != self._timeline_at:
-            self._timeline = Timeline(self.store.registry_events())
+            self._timeline = Timeline(readable_registry(self.store.registry_events())[0])
             self._timeline_at = pos
         return self._timeline
 
     def registry_instant(self, tl: Timeline | None = None) -> int:
-        """A registry write instant: now, moved after every registry event (reference 4.4)."""
+        """A registry write instant: now, moved after every registry event (docs/formats.md, "Registry write instants")."""
         tl = tl or self.timeline()
         t = self.now()
         if tl.log:
@@ -210,16 +211,6 @@ class Memory:
             out.extend(fold(events, subject, p, tl, at))
         return out
 
-    def answers(self, subject: str, as_of: int) -> dict[tuple[str, str], list[Value]]:
-        """Every pair of a subject with its answer at an instant (for diffs)."""
-        tl = self.timeline()
-        s = normalize_subject(subject)
-        events = self.store.subject_events(s)
-        out: dict[tuple[str, str], list[Value]] = {}
-        for b in self._fold_subject(s, events, tl, as_of):
-            out.setdefault((b.subject, b.predicate), []).append(b.value)
-        return out
-
     def history(self, subject: str, predicate: str) -> tuple[str, str, list[HistoryStep]]:
         tl = self.timeline()
         s = normalize_subject(subject)
@@ -249,10 +240,7 @@ class Memory:
                 before.setdefault((s, b.predicate), []).append(b.value)
             for b in self._fold_subject(s, events, tl, to):
                 after.setdefault((s, b.predicate), []).append(b.value)
-            for pair in sorted(set(before) | set(after)):
-                c = change_of(pair[0], pair[1], before.get(pair, ()), after.get(pair, ()))
-                if c is not None:
-                    out.append(c)
+            out.extend(diff_answers(before, after))
         return out
 
     # --- writes -------------------------------------------------------------
@@ -285,12 +273,11 @@ class Memory:
             )
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (0 <= confidence <= 1):
             raise InvalidInput(f"confidence must be in [0, 1], got {confidence!r}")
-        evidence = (evidence or "").strip()
-        if len(evidence.encode("utf-8", "surrogatepass")) > MAX_EVIDENCE_BYTES:
-            raise InvalidInput(f"evidence must be UTF-8 of at most {MAX_EVIDENCE_BYTES} bytes")
+        evidence = check_text((evidence or "").strip(), "evidence")
+        evidence_id = check_text((evidence_id or "").strip(), "evidence_id")
         if cardinality not in (None, "single", "multi"):
             raise InvalidInput(f"cardinality must be single or multi, got {cardinality!r}")
-        t = now if at is None else at
+        t = now if at is None else check_instant(at)
         if t > now + MINUTE_NS:
             raise InvalidInput(
                 f"observed_at {format_rfc3339(t)} is in the future; a statement can only be recorded as made now or earlier"
@@ -331,7 +318,7 @@ class Memory:
         if held is None:
             statement = make_event(
                 s, stored_name, value, t, kind=kind, confidence=float(confidence), source=source,
-                evidence=evidence, evidence_id=(evidence_id or "").strip(),
+                evidence=evidence, evidence_id=evidence_id,
                 replaces=[Replace(rp, rv) for rp, rv, _ in wants if rp],
             )
         cause = statement.id if statement else held.event_id  # type: ignore[union-attr]
@@ -392,8 +379,10 @@ class Memory:
         assert d is not None
         try:
             v = normalize_value(rp, d.value_type, d.allowed, rv)
-        except InvalidInput:
-            v = rv.strip() if isinstance(rv, str) else rv
+        except InvalidInput as e:
+            if storage_class_of(rv) != d.storage_class:  # another type was never believed: say so
+                raise InvalidInput(f"replaces {rp}: {e.message}") from None
+            v = rv.strip() if isinstance(rv, str) else rv  # e.g. an enum value no longer allowed
         return (rp, v, "")
 
     def _resolve_replace(

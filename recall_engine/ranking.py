@@ -1,4 +1,4 @@
-"""Pure ranking helpers for semantic search (reference 5.4).
+"""Pure ranking helpers for semantic search (docs/formats.md, "Search").
 
 ``fuse_text_first`` / ``fuse_rrf`` merge a vector and a lexical ranking of
 event ids (``fuse_hits`` picks one); ``rank_pairs`` groups a ranked list of

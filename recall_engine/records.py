@@ -1,7 +1,7 @@
 """Statement events, their ids, their JSON form and strict decoding; beliefs.
 
 An event is immutable and identified by its content and instant
-(reference 1.2); a belief is what the fold derives from events, never stored.
+(docs/records.md, "Ids"); a belief is what the fold derives from events, never stored.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .errors import InvalidEvent
-from .instants import format_fixed, format_rfc3339, parse_instant
-from .text import PREDICATE_RE
+from .instants import format_fixed, format_rfc3339, instant_problem, parse_instant
+from .text import LIMITS, PREDICATE_RE, text_problem
 from .values import Value, value_key
 
 EVENT_VERSION = "recall-event-v3"
@@ -21,7 +21,7 @@ FOLD_VERSION = "recall-fold-v4"
 
 KINDS = ("fact", "preference")
 SOURCES = ("user_stated", "agent_inferred", "tool_result", "operator")
-MAX_EVIDENCE_BYTES = 2048
+MAX_EVIDENCE_BYTES = LIMITS["evidence"]
 
 REGISTRY_SUBJECT = "recall:registry"
 REGISTRY_PREDICATE = "registry_change"
@@ -149,12 +149,15 @@ def _utf8(text: str) -> bool:
     return True
 
 
-def _check_value(eid: object, value: object, *, allow_null: bool, what: str = "value") -> None:
+def _check_value(eid: object, value: object, *, allow_null: bool, what: str = "value", limit: str = "value") -> None:
     if type(value) is str:  # the common case first
         if not value or value.isspace():
             raise _bad(eid, f"{what} (blank)")
         if not value.isascii() and not _utf8(value):
             raise _bad(eid, f"{what} (not valid UTF-8)")
+        problem = text_problem(value, limit)
+        if problem is not None:
+            raise _bad(eid, f"{what} ({problem})")
         return
     if value is None:
         if not allow_null:
@@ -173,6 +176,9 @@ def _check_value(eid: object, value: object, *, allow_null: bool, what: str = "v
             raise _bad(eid, f"{what} (not valid UTF-8)")
         if not value.strip():
             raise _bad(eid, f"{what} (blank)")
+        problem = text_problem(value, limit)
+        if problem is not None:
+            raise _bad(eid, f"{what} ({problem})")
     else:
         raise _bad(eid, what)
 
@@ -183,7 +189,16 @@ def _text_field(eid: object, obj: dict[str, Any], name: str) -> str:
         return ""
     if not isinstance(v, str) or not v.strip():
         raise _bad(eid, name)
+    problem = text_problem(v, name)
+    if problem is not None:
+        raise _bad(eid, f"{name} ({problem})")
     return v
+
+
+def _checked_name(eid: object, field: str, text: str) -> None:
+    problem = text_problem(text, field)
+    if problem is not None:
+        raise _bad(eid, f"{field} ({problem})")
 
 
 def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources: tuple[str, ...] = SOURCES) -> Event:
@@ -206,10 +221,13 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
         raise _bad(eid, "subject")
     if not eid.isascii() and not _utf8(eid):
         raise _bad(eid, "id")
+    _checked_name(eid, "id", eid)
+    _checked_name(eid, "subject", subject)
     predicate = obj.get("predicate")
     if type(predicate) is not str or predicate not in _GOOD_NAMES:  # names recur: check each once
         if not isinstance(predicate, str) or not PREDICATE_RE.match(predicate):
             raise _bad(eid, "predicate")
+        _checked_name(eid, "predicate", predicate)
         if len(_GOOD_NAMES) < 10_000:
             _GOOD_NAMES.add(predicate)
     source = obj.get("source")
@@ -222,7 +240,11 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
     if not isinstance(retraction, bool):
         raise _bad(eid, "retraction")
     value = obj.get("value")
-    _check_value(eid, value, allow_null=retraction)
+    if subject == REGISTRY_SUBJECT and predicate == REGISTRY_PREDICATE:
+        limit = "registry record"
+    else:
+        limit = "note" if predicate == "note" else "value"
+    _check_value(eid, value, allow_null=retraction, limit=limit)
     if observed_at is None:
         at = obj.get("observed_at")
         if not isinstance(at, str):
@@ -231,6 +253,9 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
             observed_at = parse_instant(at)
         except Exception:
             raise _bad(eid, "observed_at") from None
+    problem = instant_problem(observed_at)
+    if problem is not None:
+        raise _bad(eid, f"observed_at ({problem})")
     evidence = _text_field(eid, obj, "evidence") if "evidence" in obj else ""
     if evidence:
         if retraction:

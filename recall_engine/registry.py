@@ -1,7 +1,7 @@
 """Predicate definitions, whole-registry validation, and registry log records.
 
 A registry never changes in place: every change is a record filed as an event
-about ``recall:registry`` (semantics section 2). This module owns the record
+about ``recall:registry`` (docs/semantics.md §2). This module owns the record
 format; ``timeline`` folds the records into names and rules.
 """
 
@@ -11,9 +11,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .errors import RegistryError
+from .errors import InvalidInput, RegistryError
+from .instants import check_instant
 from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, make_event
-from .text import NOTE, PREDICATE_RE, RESERVED_PREDICATES, simple_lower
+from .text import NOTE, PREDICATE_RE, RESERVED_PREDICATES, simple_lower, text_problem
 from .values import STORAGE_CLASS, VALUE_TYPES
 
 CARDINALITIES = ("single", "multi")
@@ -99,6 +100,11 @@ def check_definition(d: Definition, where: str = "predicate registry") -> None:
             raise RegistryError(f"{where}: {n!r} excludes {x!r}, which is not a predicate name")
         if x == n:
             raise RegistryError(f"{where}: {n!r} cannot exclude itself")
+    for field, text in (("description", d.description), *(("value", a) for a in d.allowed)):
+        problem = text_problem(text, field) if isinstance(text, str) else None
+        if problem is not None:
+            what = "a description" if field == "description" else "an allowed value"
+            raise RegistryError(f"{where}: {n!r} has {what} {'holding ' if 'NUL' in problem else ''}{problem}")
     if d.historical and d.cardinality != "multi":
         raise RegistryError(
             f"{where}: {n!r} is historical and must be multi-valued (things that happened accumulate)"
@@ -192,6 +198,12 @@ class RegistryRecord:
         return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
     def to_event(self, at: int, source: str = "operator") -> Event:
+        """The record as a registry event at ``at``; InvalidInput for an instant or a field out of bounds."""
+        check_instant(at, "registry record instant")
+        for field in ("operator", "reason"):
+            problem = text_problem(getattr(self, field), field)
+            if problem is not None:
+                raise InvalidInput(f"registry record {field} must not be {problem}".replace("be a NUL", "hold a NUL"))
         return make_event(REGISTRY_SUBJECT, REGISTRY_PREDICATE, self.encode(), at, source=source)
 
 

@@ -58,6 +58,11 @@ __all__ = [
 
 # A registry file is a handful of definitions; anything this large is a mistake.
 MAX_REGISTRY_FILE_BYTES = 1024 * 1024
+# YAML aliases (*name) repeat a node without repeating its text, so a small file can
+# stand for an enormous document ("billion laughs"). The document as read, aliases
+# expanded, may hold at most this many nodes and this much text (docs/registry-files.md).
+MAX_EXPANDED_NODES = 100_000
+MAX_EXPANDED_BYTES = 2 * MAX_REGISTRY_FILE_BYTES
 
 TOP_LEVEL_KEYS = ("registry", "description", "predicates")
 PREDICATE_FIELDS = ("cardinality", "value_type", "description", "allowed", "aliases", "excludes", "historical")
@@ -277,6 +282,28 @@ class _Reader:
         except RecursionError:
             raise self.fail(None, None, "invalid YAML: nested too deeply") from None
 
+    def check_expansion(self, root: Node) -> None:
+        """Refuse a document whose aliases expand it past the bounds, before anything reads it."""
+        nodes = size = 0
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            nodes += 1
+            if isinstance(node, ScalarNode):
+                size += len(node.value)
+            elif isinstance(node, SequenceNode):
+                stack.extend(node.value)
+            elif isinstance(node, MappingNode):
+                for k, v in node.value:
+                    stack.append(k)
+                    stack.append(v)
+            if nodes > MAX_EXPANDED_NODES or size > MAX_EXPANDED_BYTES:
+                raise self.fail(
+                    None, None,
+                    f"YAML aliases expand the file past {MAX_EXPANDED_NODES} nodes or {MAX_EXPANDED_BYTES} bytes of "
+                    "text; write the fields out instead of repeating them through aliases",
+                )
+
     def entries(self, node: MappingNode, where: str | None) -> Iterator[tuple[str, Node, Node]]:
         """(key text, key node, value node) of a mapping; refuses duplicate, merge and non-text keys."""
         seen: dict[str, int] = {}
@@ -327,6 +354,7 @@ class _Reader:
         root = self.compose()
         if root is None:
             raise self.fail(1, None, "the file is empty; a registry file needs `registry:` and `predicates:`")
+        self.check_expansion(root)
         if not isinstance(root, MappingNode):
             raise self.fail(
                 root, None,

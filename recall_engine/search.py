@@ -2,7 +2,7 @@
 
 A hit only says which pair a question is about; the fold says what the pair
 holds, so a superseded value that ranks first answers with the current one
-(semantics section 5, reference 5.4).
+(docs/semantics.md §5; fusion: docs/formats.md, "Search").
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _hits(store, query: str, vector, k: int, since: int | None, until: int | Non
     lexical = store.keyword_search(query, k, since, until)
     if len(lexical) >= k:
         # With the lexical embedder the keyword ranking leads and vector hits only fill
-        # what it leaves (reference 5.4): a full keyword page is the fused page.
+        # what it leaves (docs/formats.md, "Search"): a full keyword page is the fused page.
         return [h.event for h in lexical[:k]]
     # a vector "hit" that shares no token with the question carries nothing: leave it out
     vec = [h for h in store.vector_search(vector, k, since, until) if h.score > 1e-6]

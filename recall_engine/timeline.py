@@ -1,6 +1,6 @@
 """The registry timeline: the registry log folded into names and rules.
 
-Two clocks, kept apart on purpose (semantics section 2): names (renames, merge,
+Two clocks, kept apart on purpose (docs/semantics.md §2): names (renames, merge,
 split, promote) resolve through the whole log as it stands at read time; rules
 (cardinality, excludes, historical) are read as of each event's instant unless
 a retroactive redefine covers the whole history. Pure: no clock, no I/O.

@@ -8,7 +8,7 @@ from typing import Union
 
 from .errors import InvalidInput
 from .instants import format_rfc3339, parse_instant
-from .text import normalize_subject, simple_lower
+from .text import check_text, normalize_subject, simple_lower
 
 Value = Union[str, float, int, bool]
 
@@ -123,6 +123,7 @@ def normalize_value(predicate: str, value_type: str, allowed: tuple[str, ...], v
     s = value.strip()
     if not s:
         raise InvalidInput(f"{predicate}: value must not be empty")
+    check_text(s, "note" if predicate == "note" else "value")
     if not s.isascii():
         try:
             s.encode("utf-8")
@@ -153,21 +154,37 @@ def normalize_value(predicate: str, value_type: str, allowed: tuple[str, ...], v
     return s
 
 
-def parse_cli_value(value_type: str, text: str) -> Value:
-    """Turn command-line text into the predicate's type before normalising it."""
-    vt = value_type or "string"
+# A plain decimal: no thousands separators ("1,2,3" is not 123), no underscores
+# ("1_000"), no inf/nan, no hex; ASCII digits only (\d would take any Unicode digit).
+_NUMBER = re.compile(r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_TRUE = ("true", "yes", "1", "t", "y")
+_FALSE = ("false", "no", "0", "f", "n")
+
+
+def parse_number(text: str) -> float | None:
+    """A plain decimal number as typed by a person, or None when the text is not one."""
     t = text.strip()
+    if not _NUMBER.match(t):
+        return None
+    f = float(t)
+    return f if math.isfinite(f) else None
+
+
+def parse_cli_value(value_type: str, text: str) -> Value:
+    """Turn typed text into the predicate's type before normalising it (docs/records.md, "Values").
+
+    The one strict reading of typed values, whatever the backend. Text that is not
+    of the type is returned unchanged, so ``normalize_value`` reports it by type.
+    """
+    vt = value_type or "string"
     if vt == "number":
-        try:
-            f = float(t.replace(",", "")) if t else math.nan
-        except ValueError:
-            return text  # normalize_value reports "expects a number value, got string ..."
-        return f
+        f = parse_number(text)
+        return text if f is None else f
     if vt == "boolean":
-        low = t.lower()
-        if low in ("true", "yes", "1", "t", "y"):
+        low = text.strip().lower()
+        if low in _TRUE:
             return True
-        if low in ("false", "no", "0", "f", "n"):
+        if low in _FALSE:
             return False
         return text
     return text

@@ -1,4 +1,4 @@
-"""Time phrases in search text (reference 5.7).
+"""Time phrases in search text (docs/formats.md, "Time phrases").
 
 "What did I plant two weeks ago" names when as well as what. ``query_window``
 reads the phrase and returns the span of observed instants it points at,

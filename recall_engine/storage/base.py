@@ -45,7 +45,7 @@ def check_collection(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A search hit: the event, its rank position in its own list, and a score."""
+    """A search hit: the event and its score."""
 
     event: Event
     score: float

@@ -31,7 +31,7 @@ class RowDecoder:
         loads = json.loads
         out: list[Event] = []
         append = out.append
-        eid = None
+        eid = pos = None
         try:
             for pos, eid, at, body in rows:
                 hit = get(pos)
@@ -45,7 +45,7 @@ class RowDecoder:
                     cache[pos] = (eid, at, body, ev)
                 append(ev)
         except (InvalidEvent, ValueError, TypeError) as e:
-            raise self.corrupt(eid, e) from None
+            raise self.corrupt(eid, e, pos) from None
         if cache is not None and len(cache) > self.memo_max:
             self._trim()
         return out
@@ -58,13 +58,15 @@ class RowDecoder:
                 for key in list(itertools.islice(self._memo, excess)):
                     self._memo.pop(key, None)
 
-    def corrupt(self, eid: object, e: Exception) -> InvalidEvent:
+    def corrupt(self, eid: object, e: Exception, position: int | None = None) -> InvalidEvent:
         if isinstance(e, InvalidEvent):
             why = e.message
         elif isinstance(e, json.JSONDecodeError):
             why = f"its JSON is malformed ({e.msg} at character {e.pos})"
         else:
             why = str(e)
-        return InvalidEvent(
+        err = InvalidEvent(
             f"stored event {eid!r} in collection {self.collection!r} does not decode: {why}; the read is refused"
         )
+        err.event_id, err.position = eid, position  # for recall_engine.integrity.bad_events
+        return err

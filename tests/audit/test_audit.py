@@ -21,7 +21,7 @@ from recall_engine.audit import (
     replay,
     verify,
 )
-from recall_engine.audit_digest import (
+from recall_engine.audit.digest import (
     bundle_checksum_v2,
     digest_v4,
     event_fingerprint,

@@ -1,8 +1,8 @@
 """Bundles of the Go engine (recall-audit-v1): digests, verify and replay, exactly.
 
-Test vectors come from reference section 7.5 (testdata/audit-v1.json and
-testdata/audit-digests.json, rebuilt here from the text) and from the Go tests
-named in reference 2.4 and 3.7, rebuilt as bundles.
+Test vectors are the Go engine's (testdata/audit-v1.json and
+testdata/audit-digests.json, rebuilt here) and cases from the Go tests of its fold
+and registry log (docs/formats.md), rebuilt as bundles.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from recall_engine.audit import AUDIT_V1, MAX_EVENTS, import_events, replay, verify
-from recall_engine.audit_digest import (
+from recall_engine.audit.digest import (
     bundle_checksum_v1,
     digest_legacy,
     digest_v2,
@@ -53,7 +53,7 @@ def go_event(eid, value, hour, *, retraction=False, predicate="prefers_editor", 
 
 
 def golden_bundle() -> dict:
-    """testdata/audit-v1.json, as reference 7.5 describes it, built in code."""
+    """testdata/audit-v1.json (docs/audit.md, section 4.8), built in code."""
     return {
         "version": "recall-audit-v1",
         "event_version": "recall-event-v1",
@@ -334,7 +334,7 @@ def go_bundle(events, registry, log=(), *, event_version="recall-event-v2", fold
 
 def go_record(name, at_text, *, auto=False, retroactive=False, alias_of="", cardinality="", value_type="",
               description="", allowed=(), aliases=()):
-    """A Go registry log event (reference 3.7): the record's JSON, keys in Go's order, no spaces."""
+    """A Go registry log event (docs/formats.md, "Registry log records"): the record's JSON, keys in Go's order, no spaces."""
     rec = {"name": name}
     if auto:
         rec["auto"] = True

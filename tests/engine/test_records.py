@@ -1,4 +1,4 @@
-"""Events: ids (reference 1.2), value identity (1.3), instants (1.4), strict decoding (1.7)."""
+"""Events: ids, value identity, instants, strict decoding (docs/records.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Event digests and bundle checksums (docs/audit.md, reference section 7.4).
+"""Event digests and bundle checksums (docs/audit.md, section 4).
 
 Every digest is SHA-256 over a stream of length-prefixed fields: a field is its
 UTF-8 byte length in decimal, ``:``, then its bytes, with no separators.
@@ -24,10 +24,10 @@ import re
 import struct
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import AuditError, DigestMismatch
-from .instants import format_fixed
-from .records import Event
-from .values import format_number, value_key
+from ..errors import AuditError, DigestMismatch
+from ..instants import format_fixed
+from ..records import Event
+from ..values import format_number, value_key
 
 LABEL_V2 = "recall-events-digest-v2"
 LABEL_V3 = "recall-events-digest-v3"
@@ -266,7 +266,7 @@ def bundle_checksum_v1(
     registry: Mapping[str, Mapping[str, Any]],
     registry_log_digest: str | None,
 ) -> str:
-    """The Go engine's ``sha256:audit-v1:`` checksum (reference 7.4), with its conditional parts.
+    """The Go engine's ``sha256:audit-v1:`` checksum (docs/audit.md, section 4), with its conditional parts.
 
     ``registry_log_digest`` is the DigestV3 of the registry log, or None when the log is empty.
     """
