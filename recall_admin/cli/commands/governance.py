@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, List, Optional
 import typer
 from rich.console import Console
 
-from .output import Output
+from ..output import Output
 
 try:
     from typing import Annotated
@@ -66,7 +66,7 @@ def _state(ctx: typer.Context) -> Any:
 
 
 def render_preview(con: Console, data: dict[str, Any]) -> None:
-    from .render_plan import render_applied, render_preview as preview_group
+    from ..render.plan import render_applied, render_preview as preview_group
 
     con.print(preview_group(data))
     if "applied" in data:
@@ -74,7 +74,7 @@ def render_preview(con: Console, data: dict[str, Any]) -> None:
 
 
 def render_apply(con: Console, data: dict[str, Any]) -> None:
-    from .render_plan import render_applied
+    from ..render.plan import render_applied
 
     con.print(render_applied(data))
 
@@ -124,9 +124,9 @@ def run_plan(
     The JSON ``data`` is ``Preview.to_json()``; with --apply it also holds ``applied``,
     ``events`` and ``position``, as ``apply PLAN_FILE`` returns them.
     """
-    from . import governance
-    from .inputs import instant
-    from .plans import write_plan
+    from ... import governance
+    from ...inputs import instant
+    from ...plans import write_plan
 
     state = _state(ctx)
     when = instant(as_of, "--as-of")
@@ -303,8 +303,8 @@ def register(app: typer.Typer) -> None:
         plan_file: Annotated[Path, typer.Argument(metavar="PLAN_FILE", help="A plan written with --plan-out.")],
     ) -> None:
         """Apply exactly the events of a saved plan; a stale or altered plan is refused."""
-        from . import governance
-        from .plans import read_plan
+        from ... import governance
+        from ...plans import read_plan
 
         state = _state(ctx)
         plan = read_plan(plan_file)
@@ -321,7 +321,7 @@ def register(app: typer.Typer) -> None:
         detailed_exitcode: DetailedOpt = False,
     ) -> int:
         """Preview (and apply) the plan that undoes an applied one."""
-        from .governance import revert as revert_plan
+        from ...governance import revert as revert_plan
 
         return run_plan(ctx, lambda st: revert_plan(st, plan_id.strip()),
                         as_of=as_of, plan_out=plan_out, apply=apply, detailed_exitcode=detailed_exitcode)
@@ -345,7 +345,7 @@ def register_registry_load(registry_app: typer.Typer) -> None:
         """Preview (and apply) declaring what a registry file changes in this collection's registry."""
         from recall_engine.registry_files import load_starter
 
-        from .registry_sync import combine, plan_declarations
+        from ...registry_sync import combine, plan_declarations
 
         rf = load_starter(name_or_path)
 

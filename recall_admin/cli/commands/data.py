@@ -55,7 +55,7 @@ def _render_verify(con: Console, data: dict[str, Any]) -> None:
 
 
 def _render_replay(con: Console, data: dict[str, Any]) -> None:
-    from .output import beliefs_table
+    from ..output import beliefs_table
 
     if not data["beliefs"]:
         con.print(Text(f"Nothing was believed as of {data['as_of']}.", style="dim"))
@@ -110,8 +110,8 @@ def register(app: typer.Typer, registry_app: typer.Typer) -> None:
 
         from recall_engine.audit import encode_bundle
 
-        from .audit_io import export_bundle
-        from .inputs import instant
+        from ...audit_io import export_bundle
+        from ...inputs import instant
 
         state = _state(ctx)
         s = state.session(create=False)
@@ -162,7 +162,7 @@ def register(app: typer.Typer, registry_app: typer.Typer) -> None:
         file: Annotated[str, typer.Argument(metavar="FILE", help="A bundle file (- for standard input).")],
     ) -> None:
         """Verify a bundle, then append its events; importing it twice adds nothing."""
-        from .audit_io import import_bundle
+        from ...audit_io import import_bundle
 
         state = _state(ctx)
         data = _read_input(file)
@@ -177,13 +177,13 @@ def register(app: typer.Typer, registry_app: typer.Typer) -> None:
         """Seed the collection with a realistic nine-month history (and small support, sales, voice ones)."""
         from recall_engine.errors import InvalidInput
 
-        from .demo import build_demo
+        from ...demo import build_demo
 
         state = _state(ctx)
         if events is not None and not (0 <= events <= 50_000_000):
             raise InvalidInput(f"--events must be between 0 and 50,000,000, got {events}")
         s = state.session()
-        from .demo import is_seeded
+        from ...demo import is_seeded
 
         if is_seeded(s.store):
             # running the README's first command twice is not an error: the demo is there
@@ -207,7 +207,7 @@ def register(app: typer.Typer, registry_app: typer.Typer) -> None:
     @registry_app.command("lint")
     def registry_lint(ctx: typer.Context) -> None:
         """Near-duplicate names, unknown or one-way exclusions, unused predicates, notes that want a predicate."""
-        from .lint import lint
+        from ...lint import lint
 
         state = _state(ctx)
         findings = lint(state.session(create=False).memory)

@@ -25,7 +25,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from . import output as out
+from .. import output as out
 
 try:
     from typing import Annotated
@@ -47,13 +47,13 @@ ReasonOpt = Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why: r
 
 
 def _state(ctx: typer.Context) -> Any:
-    from .cli import _state as state_of  # cli imports this module; import late
+    from ..root import _state as state_of  # cli imports this module; import late
 
     return state_of(ctx)
 
 
 def _run_plan(ctx: typer.Context, build: Any, **flags: Any) -> int:
-    from .cli_governance import run_plan
+    from .governance import run_plan
 
     return run_plan(ctx, build, **flags)
 
@@ -186,7 +186,7 @@ def register(app: typer.Typer) -> None:
         all_: Annotated[bool, typer.Option("--all", help="Show dismissed conflicts too.")] = False,
     ) -> None:
         """Every subject holding one value under two or more predicates now, most recent first."""
-        from .conflicts import find_conflicts
+        from ...conflicts import find_conflicts
 
         state = _state(ctx)
         m = state.session(create=False).memory
@@ -205,7 +205,7 @@ def register(app: typer.Typer) -> None:
         """Keep one predicate: an operator statement whose replaces withdraws the others."""
         from recall_engine.errors import PlanError
 
-        from .conflicts import confirm_plan, lookup
+        from ...conflicts import confirm_plan, lookup
 
         def build(st: Any) -> Any:
             found, group = lookup(st.memory, ident)
@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
         reason: ReasonOpt = "",
     ) -> int:
         """Add the exclusion between the predicates (a retroactive redefine, every subject)."""
-        from .conflicts import exclude_plan, lookup
+        from ...conflicts import exclude_plan, lookup
 
         def build(st: Any) -> Any:
             found, _ = lookup(st.memory, ident)
@@ -245,7 +245,7 @@ def register(app: typer.Typer) -> None:
         reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why it is not a conflict.")] = "",
     ) -> None:
         """Not a conflict: hide it until either belief changes (a review_decision event)."""
-        from .conflicts import dismiss, lookup
+        from ...conflicts import dismiss, lookup
 
         state = _state(ctx)
         s = state.session(create=False)
@@ -262,7 +262,7 @@ def register(app: typer.Typer) -> None:
         all_: Annotated[bool, typer.Option("--all", help="Include names an operator already reviewed.")] = False,
     ) -> None:
         """Names agents defined by first use, and names matched automatically into another predicate."""
-        from .vocab import inbox
+        from ...vocab import inbox
 
         state = _state(ctx)
         m = state.session(create=False).memory
@@ -277,7 +277,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Clusters of near-duplicate predicates, each with a suggested merge and direction."""
-        from .vocab import suggest
+        from ...vocab import suggest
 
         state = _state(ctx)
         m = state.session(create=False).memory
@@ -299,7 +299,7 @@ def register(app: typer.Typer) -> None:
         reason: ReasonOpt = "",
     ) -> int:
         """Stage a suggestion's merge as a plan (preview, then --apply)."""
-        from .vocab import find_cluster, merge_plan
+        from ...vocab import find_cluster, merge_plan
 
         return _run_plan(ctx, lambda st: merge_plan(st, find_cluster(st.memory, ident), into, reason),
                          as_of=as_of, plan_out=plan_out, apply=apply, detailed_exitcode=detailed_exitcode)
@@ -312,7 +312,7 @@ def register(app: typer.Typer) -> None:
         reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why they differ.")] = "",
     ) -> None:
         """Never suggest merging these names again (a review_decision event)."""
-        from .vocab import never, resolve_pairs
+        from ...vocab import never, resolve_pairs
 
         state = _state(ctx)
         s = state.session(create=False)
@@ -346,7 +346,7 @@ def register(app: typer.Typer) -> None:
         limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="At most N notes.")] = None,
     ) -> None:
         """Notes held now (not promoted), most recent first."""
-        from .notes import list_notes
+        from ...notes import list_notes
 
         state = _state(ctx)
         m = state.session(create=False).memory
@@ -359,7 +359,7 @@ def register(app: typer.Typer) -> None:
         subject: Annotated[Optional[str], typer.Option("--subject", metavar="S", help="Only this subject.")] = None,
     ) -> None:
         """Notes that look like one kind of fact, each with a predicate and a value per note."""
-        from .notes import note_clusters
+        from ...notes import note_clusters
 
         state = _state(ctx)
         m = state.session(create=False).memory
@@ -395,7 +395,7 @@ def register(app: typer.Typer) -> None:
         from recall_engine.errors import InvalidInput
         from recall_engine.registry import Definition
 
-        from .notes import promote_plan
+        from ...notes import promote_plan
 
         notes: dict[str, str] | None = None
         if note:

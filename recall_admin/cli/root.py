@@ -34,7 +34,7 @@ from . import output as out
 from .output import Output
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ..session import Session
 
 DEFAULT_COLLECTION = "memories"  # as session.DEFAULT_COLLECTION; the engine is imported only when a command runs
 
@@ -70,7 +70,7 @@ class State:
 
     def session(self, *, create: bool = True) -> "Session":
         if self._session is None:
-            from .session import Session
+            from ..session import Session
 
             self._session = Session.open(
                 self.store_url, self.collection, self.operator, self.read_only, create=create,
@@ -262,7 +262,7 @@ def init(
     """Create the store and collection if needed and declare the registries' predicates."""
     from recall_engine.registry_files import load_starter
 
-    from .registry_sync import sync_registry
+    from ..registry_sync import sync_registry
 
     state = _state(ctx)
     files = [load_starter(r) for r in registry or []]
@@ -307,8 +307,8 @@ def remember(
     ] = "",
 ) -> None:
     """Remember one statement."""
-    from .inputs import instant, parse_replaces, typed_value
-    from .views import remember_view
+    from ..inputs import instant, parse_replaces, typed_value
+    from ..views import remember_view
 
     m = _state(ctx).session().memory
     tl = m.timeline()
@@ -334,7 +334,7 @@ def forget(
     """Withdraw a value (or every value) of a pair; forgetting what is not believed writes nothing."""
     from recall_engine.errors import InvalidInput
 
-    from .inputs import typed_value
+    from ..inputs import typed_value
 
     if (value is None) == (not all_values):
         raise InvalidInput("forget needs exactly one of a VALUE or --all")
@@ -352,8 +352,8 @@ def recall(
     as_of: AtOption = None,
 ) -> None:
     """What is believed about a subject (one pair, or all of them) at an instant."""
-    from .inputs import instant
-    from .views import recall_view
+    from ..inputs import instant
+    from ..views import recall_view
 
     when = instant(as_of, "--as-of")
     m = _state(ctx).session().memory
@@ -368,8 +368,8 @@ def search(
     limit: Annotated[int, typer.Option("--limit", metavar="N", help="At most this many beliefs.")] = 10,
 ) -> None:
     """Search beliefs by meaning and keywords; each hit answers with what its pair holds."""
-    from .inputs import instant
-    from .views import search_view
+    from ..inputs import instant
+    from ..views import search_view
 
     when = instant(as_of, "--as-of")
     m = _state(ctx).session().memory
@@ -383,7 +383,7 @@ def history(
     predicate: Annotated[str, typer.Argument(metavar="PREDICATE")],
 ) -> None:
     """Every event of a pair, oldest first, with what was believed before and after it."""
-    from .views import history_view
+    from ..views import history_view
 
     m = _state(ctx).session().memory
     _emit(ctx, history_view(m, subject, predicate), out.render_history)
@@ -397,8 +397,8 @@ def diff(
     subject: Annotated[Optional[str], typer.Option("--subject", metavar="S", help="Only this subject.")] = None,
 ) -> None:
     """What began and stopped being believed between two instants."""
-    from .inputs import instant
-    from .views import diff_view
+    from ..inputs import instant
+    from ..views import diff_view
 
     start = instant(from_, "--from")
     end = instant(to, "--to")
@@ -414,8 +414,8 @@ def explain(
     as_of: AtOption = None,
 ) -> None:
     """Why a pair answers what it does: its events, the reason for each value, the registry rules."""
-    from .inputs import instant
-    from .views import explain_view
+    from ..inputs import instant
+    from ..views import explain_view
 
     when = instant(as_of, "--as-of")
     m = _state(ctx).session().memory
@@ -428,7 +428,7 @@ def explain(
 @registry_app.command("list")
 def registry_list(ctx: typer.Context) -> None:
     """Every readable predicate with its rules, origin and event count."""
-    from .views import registry_list_view
+    from ..views import registry_list_view
 
     _emit(ctx, registry_list_view(_state(ctx).session().memory), out.render_registry_list)
 
@@ -436,7 +436,7 @@ def registry_list(ctx: typer.Context) -> None:
 @registry_app.command("show")
 def registry_show(ctx: typer.Context, name: Annotated[str, typer.Argument(metavar="NAME", help="A predicate or one of its names.")]) -> None:
     """One predicate and the registry events that decide it."""
-    from .views import registry_show_view
+    from ..views import registry_show_view
 
     _emit(ctx, registry_show_view(_state(ctx).session().memory, name), out.render_registry_show)
 
@@ -444,7 +444,7 @@ def registry_show(ctx: typer.Context, name: Annotated[str, typer.Argument(metava
 @registry_app.command("log")
 def registry_log(ctx: typer.Context) -> None:
     """The registry log, oldest first: who changed what, when, from which plan."""
-    from .views import registry_log_view
+    from ..views import registry_log_view
 
     _emit(ctx, registry_log_view(_state(ctx).session().memory), out.render_registry_log)
 
@@ -455,7 +455,7 @@ def registry_log(ctx: typer.Context) -> None:
 @app.command(rich_help_panel="Data")
 def collections(ctx: typer.Context) -> None:
     """Every collection of the store with its event count and registry size."""
-    from .views import collections_view
+    from ..views import collections_view
 
     s = _state(ctx).session()
     _emit(ctx, collections_view(s.backend), out.render_collections)
@@ -467,7 +467,7 @@ def import_(
     file: Annotated[str, typer.Argument(metavar="FILE", help="A JSONL file of events (- for standard input).")],
 ) -> None:
     """Import events from JSONL (as written by `export`); already stored events are skipped."""
-    from .transfer import import_file
+    from ..transfer import import_file
 
     state = _state(ctx)
     s = state.session()
@@ -487,7 +487,7 @@ def export(
     subject: Annotated[Optional[str], typer.Option("--subject", metavar="S", help="Only this subject's events.")] = None,
 ) -> None:
     """Export events as JSONL, one event per line, in log order (registry records included)."""
-    from .transfer import events_for_export, export_file, write_events
+    from ..transfer import events_for_export, export_file, write_events
 
     state = _state(ctx)
     s = state.session()
@@ -556,7 +556,7 @@ def _progress(state: State, label: str) -> Iterator[_Bar]:
 
 
 def _register_extensions() -> None:
-    from . import cli_data, cli_governance, cli_queues
+    from .commands import data as cli_data, governance as cli_governance, queues as cli_queues
 
     cli_governance.register(app)
     cli_governance.register_registry_load(registry_app)
