@@ -16,9 +16,9 @@ from recall_engine.errors import InvalidInput
 from recall_engine.memory import Memory
 from recall_engine.storage.base import Backend, Store, check_collection
 
+from . import DEFAULT_COLLECTION
 from .display import visible
 
-DEFAULT_COLLECTION = "memories"
 FALLBACK_OPERATOR = "operator"
 MAX_OPERATOR = 64  # characters of an operator name (recorded on every registry event)
 

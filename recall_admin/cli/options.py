@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional
 
 import typer
 
+from .. import DEFAULT_COLLECTION
 from .output import Output
 
 if TYPE_CHECKING:
     from ..session import Session
 
-DEFAULT_COLLECTION = "memories"  # as session.DEFAULT_COLLECTION; the engine is imported only when a command runs
 EXIT_CHANGES = 2  # --detailed-exitcode: the plan changes answers (Terraform's convention)
 
 

@@ -67,14 +67,11 @@ class Output:
         else:
             self.err.print(Text.assemble(("error: ", "bold red"), visible(message)))
 
-    # --- messages and warnings: stderr (messages in human mode only) ----------------
+    # --- messages: stderr, in human mode only ----------------------------------------
 
     def message(self, text: str, style: str = "") -> None:
         if not self.json_mode:
             self.err.print(Text(visible(text), style=style))
-
-    def warn(self, text: str) -> None:
-        self.err.print(Text.assemble(("warning: ", "yellow"), visible(text)))
 
 
 def write_json(doc: Any) -> None:

@@ -28,7 +28,8 @@ _Abort = typer.Abort
 
 from recall_engine.errors import RecallError
 
-from .options import DEFAULT_COLLECTION, State, state
+from .. import DEFAULT_COLLECTION
+from .options import State, state
 from .output import Output
 
 EXIT_OK = 0
