@@ -80,9 +80,6 @@ class RecallGroup(TyperGroup):
                 args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra
             )
             code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
-        except RecallError as e:
-            state.output.error(e.code, e.message)
-            code = EXIT_ERROR
         except _UsageError as e:
             code = EXIT_ERROR if state.json_mode else EXIT_USAGE
             if state.json_mode:
@@ -99,7 +96,7 @@ class RecallGroup(TyperGroup):
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
             _silence_stdout()
             code = EXIT_ERROR
-        except Exception as e:  # noqa: BLE001 - the last line of defence: never a traceback
+        except Exception as e:  # noqa: BLE001 - a RecallError, or the last line of defence: never a traceback
             c, message, code = _error_code(e)
             state.output.error(c, message)
         finally:
