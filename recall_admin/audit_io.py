@@ -60,3 +60,27 @@ def import_bundle(memory: Memory, data: bytes | str) -> dict[str, Any]:
         store.append(batch)
     imported = store.count() - before
     return {"imported": imported, "skipped": len(batch) - imported, "digest": result.digest}
+
+
+MAX_BUNDLE_BYTES = 64 << 20
+
+
+def read_bundle(path: str) -> bytes:
+    """A bundle from a file or standard input (-), at most 64 MiB; every failure an AuditError."""
+    import sys
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_BUNDLE_BYTES + 1)
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_BUNDLE_BYTES + 1)
+    except FileNotFoundError:
+        raise AuditError(f"bundle file {path!r} does not exist") from None
+    except IsADirectoryError:
+        raise AuditError(f"{path!r} is a folder, not a bundle file") from None
+    except OSError as exc:
+        raise AuditError(f"cannot read {path!r}: {exc.strerror}") from None
+    if len(data) > MAX_BUNDLE_BYTES:
+        raise AuditError("audit input exceeds 64 MiB")
+    return data

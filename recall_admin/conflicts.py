@@ -299,6 +299,14 @@ def lookup(memory: Memory, ident: str, subject: str | None = None) -> tuple[list
 # --- decisions ----------------------------------------------------------------------
 
 
+def confirm(stager: Stager, ident: str, keep: str) -> Plan:
+    """Confirm by id: one conflict (``c-...``); a group holds many values, so it is refused."""
+    found, group = lookup(stager.memory, ident)
+    if group is not None and len(found) > 1:
+        raise PlanError(f"{ident.strip()} is a group of {len(found)} conflicts: confirm takes one conflict id (c-...)")
+    return confirm_plan(stager, found[0], keep)
+
+
 def confirm_plan(stager: Stager, conflict: Conflict, keep: str) -> Plan:
     """Keep one predicate: an operator statement whose ``replaces`` withdraws the others."""
     memory = stager.memory

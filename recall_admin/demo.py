@@ -220,3 +220,24 @@ def _other_storyline(starter: str) -> list[Event]:
                 [("lead", "2026-02-10"), ("qualified", "2026-03-15"), ("proposal", "2026-05-01"), ("won", "2026-07-20")]]
     return [_e("caller-42", "reason_for_calling", "reschedule appointment", "2026-06-01"),
             _e("caller-42", "consent_to_record", True, "2026-06-01", 13)]
+
+
+MAX_DEMO_EVENTS = 50_000_000
+
+
+def seed_demo(backend, store, collection: str, *, events: int | None = None, seed: int = 7, operator: str = "demo",
+              progress: Callable[[int], None] | None = None) -> dict:
+    """The `demo` command's rules, for any front end: seed an empty collection; on one that
+    already holds the demo add nothing and say so (``already_seeded``); refuse any other."""
+    from recall_engine.errors import InvalidInput
+
+    if events is not None and not (0 <= events <= MAX_DEMO_EVENTS):
+        raise InvalidInput(f"--events must be between 0 and {MAX_DEMO_EVENTS:,}, got {events}")
+    if is_seeded(store):
+        return {"collections": [collection], "events": store.count(), "already_seeded": True}
+    if store.count() > 0:
+        raise InvalidInput(
+            f"collection {collection!r} already holds {store.count()} event(s); "
+            "the demo seeds an empty collection (choose another with --collection or --store)"
+        )
+    return build_demo(backend, collection, events=events, seed=seed, operator=operator, progress=progress)

@@ -131,9 +131,9 @@ class Stager:
 
     def merge(self, name: str, into: str, reason: str = "") -> Plan:
         tl = self.memory.timeline()
-        a = self.memory._name(name, tl)
+        a = self.memory.predicate_name(name, tl)
         if not tl.knows(a):
-            raise self.memory._unknown(a, tl)
+            raise self.memory.unknown_predicate(a, tl)
         if tl.canonical(a) != a:
             raise PlanError(f"{a} already reads as {tl.canonical(a)}; merge that predicate instead")
         b = self._known(into)
@@ -153,7 +153,7 @@ class Stager:
 
     def split(self, name: str, reason: str = "") -> Plan:
         tl = self.memory.timeline()
-        a = self.memory._name(name, tl)
+        a = self.memory.predicate_name(name, tl)
         owner = tl.merged_into(a)
         if owner is None:
             raise PlanError(f"predicate {a!r} is not a merged name")
@@ -166,7 +166,7 @@ class Stager:
     def define(self, name: str, *, cardinality: str, value_type: str, allowed: Sequence[str] = (),
                description: str = "", excludes: Sequence[str] = (), historical: bool = False, reason: str = "") -> Plan:
         tl = self.memory.timeline()
-        n = self.memory._name(name, tl)
+        n = self.memory.predicate_name(name, tl)
         if tl.knows(n):
             raise PlanError(f"predicate {n!r} already exists; use redefine to change it")
         d = Definition(n, cardinality, value_type, description, tuple(allowed), (), tuple(self._known(x) for x in excludes), historical)
@@ -183,6 +183,9 @@ class Stager:
         tl = self.memory.timeline()
         records: list[RegistryRecord] = []
         if new_definition is not None:
+            # the new name is normalised here, for both front ends ("Shell Used" -> shell_used
+            # under an open vocabulary), as remember normalises a name it defines
+            new_definition = replace(new_definition, name=self.memory.predicate_name(new_definition.name, tl))
             if tl.knows(new_definition.name):
                 raise PlanError(f"predicate {new_definition.name!r} already exists")
             check_definition(new_definition, "promote")
@@ -341,15 +344,15 @@ def preview(memory: Memory, plan: Plan, *, as_of: int | None = None,
 
 def _statement_impact(subject, events, statements, preds, tl, now, as_of):
     """Statements change answers through the same timeline: compare without and with them."""
-    from recall_engine.preview import PairImpact, _answers_over_time, _series_differ
+    from recall_engine.preview import PairImpact, answers_over_time, series_differ
 
     out = []
     with_st = [*events, *statements]
     for p in preds:
-        sb, nb, ab = _answers_over_time(events, subject, p, tl, now, as_of)
-        sa, na, aa = _answers_over_time(with_st, subject, p, tl, now, as_of)
+        sb, nb, ab = answers_over_time(events, subject, p, tl, now, as_of)
+        sa, na, aa = answers_over_time(with_st, subject, p, tl, now, as_of)
         if sb or sa:
-            out.append(PairImpact(subject, p, nb, na, ab, aa, _series_differ(sb, sa)))
+            out.append(PairImpact(subject, p, nb, na, ab, aa, series_differ(sb, sa)))
     return out
 
 

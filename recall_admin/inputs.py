@@ -61,6 +61,19 @@ def parse_replaces(memory: Memory, items: Iterable[str], tl: Timeline | None = N
     return out
 
 
+def parse_note_values(items: Iterable[str] | None) -> dict[str, str] | None:
+    """``--note EVENT_ID=VALUE`` items (promote) to {event id: value text}; None when none given."""
+    if not items:
+        return None
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise InvalidInput(f"--note takes EVENT_ID=VALUE (for example m-3b505d61520c=fish), got {item!r}")
+        out[key.strip()] = value
+    return out
+
+
 def instant(text: str | None, what: str) -> int | None:
     """An instant given as RFC3339 or a day (its midnight UTC); None when not given."""
     if text is None:

@@ -33,7 +33,7 @@ from recall_engine.memory import Memory
 from recall_engine.records import Belief, Event
 from recall_engine.registry import Definition
 from recall_engine.text import NOTE, normalize_subject, simple_lower
-from recall_engine.vocabulary import _stem
+from recall_engine.vocabulary import stem
 
 from .governance import Stager
 from .plans import Plan
@@ -235,14 +235,14 @@ def _template(nv: NoteValue) -> str | None:
 
 
 def _name_words(name: str) -> set[str]:
-    return {_stem(w) for w in name.split("_") if w and w not in STOP}
+    return {stem(w) for w in name.split("_") if w and w not in STOP}
 
 
 def _predicate_candidates(about: Sequence[str], defs: dict[str, Definition]) -> list[tuple[str, float]]:
     """Existing predicates closest to what a cluster is about: shared name words, then descriptions."""
     if not about or not defs:
         return []
-    stems = {_stem(w) for w in about}
+    stems = {stem(w) for w in about}
     q = embed(" ".join(about))
     out = []
     for n in sorted(defs):

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from recall_engine.errors import PlanError
+from recall_engine.errors import InvalidInput, PlanError
 from recall_engine.records import Event, decode_event
 from recall_engine.registry import RegistryRecord, record_from_json
 from recall_engine.timeline import LoggedRecord
@@ -110,7 +112,25 @@ def plan_from_json(raw: Any, source: str = "plan") -> Plan:
 
 
 def write_plan(plan: Plan, path: str | Path) -> None:
-    Path(path).write_text(json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    """Write the plan file whole or not at all (a temporary file beside it, then renamed)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InvalidInput(f"cannot write the plan to {str(p)!r}: it is a folder; give a file name")
+    folder = p.parent
+    if not folder.is_dir():
+        raise InvalidInput(f"cannot write the plan to {str(p)!r}: the folder {str(folder)!r} does not exist")
+    text = json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n"
+    tmp = None
+    try:
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, prefix=f".{p.name}.", suffix=".tmp",
+                                         delete=False) as f:
+            tmp = f.name
+            f.write(text)
+        os.replace(tmp, p)
+    except OSError as exc:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise InvalidInput(f"cannot write the plan to {str(p)!r}: {exc.strerror or exc}") from None
 
 
 def read_plan(path: str | Path) -> Plan:
@@ -119,6 +139,10 @@ def read_plan(path: str | Path) -> Plan:
         raw = json.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PlanError(f"plan file {str(p)!r} does not exist") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{str(p)!r} is a folder, not a plan file") from None
+    except OSError as exc:
+        raise InvalidInput(f"cannot read the plan file {str(p)!r}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise PlanError(f"plan file {str(p)!r} is not valid JSON: {exc}") from None
     return plan_from_json(raw, f"plan file {str(p)!r}")

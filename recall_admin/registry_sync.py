@@ -107,3 +107,11 @@ def sync_registry(
         events=events,
         notes=notes,
     )
+
+
+def load_plan(stager, registry_file, reason: str = ""):
+    """`registry load` for any front end: the plan declaring what ``registry_file`` changes
+    in the collection's registry, and the notes an operator may want to read."""
+    definitions, notes = combine([registry_file])
+    records = plan_declarations(stager.memory.timeline(), definitions, stager.operator)
+    return stager.registry_records(records, f"load registry {registry_file.name}", reason=reason), notes

@@ -12,11 +12,15 @@ import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from recall_engine.errors import InvalidInput
 from recall_engine.memory import Memory
 from recall_engine.storage.base import Backend, Store, check_collection
 
 from .defaults import DEFAULT_COLLECTION
+from .display import visible
+
 FALLBACK_OPERATOR = "operator"
+MAX_OPERATOR = 64  # characters of an operator name (recorded on every registry event)
 
 
 def default_operator() -> str:
@@ -36,6 +40,20 @@ def display_url(url: str | None) -> str:
     except ImportError:  # pragma: no cover - urls.py ships with the engine
         return "(default)" if not url else str(url)
     return _display(url)
+
+
+def check_operator(name: str) -> str:
+    """An operator name given explicitly (--operator, RECALL_OPERATOR, the TUI): a blank one is
+    refused rather than silently replaced, and its length and characters are bounded, since
+    it is recorded on registry events and shown to other operators."""
+    op = name.strip() if isinstance(name, str) else ""
+    if not op:
+        raise InvalidInput("--operator must not be blank (leave it out to use the login name)")
+    if len(op) > MAX_OPERATOR:
+        raise InvalidInput(f"--operator is at most {MAX_OPERATOR} characters, got {len(op)}")
+    if not all(c.isprintable() for c in op):
+        raise InvalidInput(f"--operator holds a control or invisible character: {visible(op)!r}")
+    return op
 
 
 @dataclass
@@ -67,7 +85,7 @@ class Session:
         from recall_engine.storage import open_backend
 
         check_collection(collection)
-        op = (operator or "").strip() or default_operator()
+        op = default_operator() if operator is None else check_operator(operator)
         backend = open_backend(store_url, read_only=read_only)
         try:
             store = backend.store(collection, create=create and not read_only)

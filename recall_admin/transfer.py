@@ -23,6 +23,8 @@ from recall_engine.registry import decode_record
 from recall_engine.storage.base import Store
 from recall_engine.text import normalize_subject
 
+from .display import json_safe
+
 BATCH_SIZE = 2000
 MAX_LINE_BYTES = 1 << 20
 
@@ -164,7 +166,8 @@ def events_for_export(store: Store, subject: str | None = None) -> Iterator[Even
 
 
 def event_line(e: Event) -> str:
-    return json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n"
+    # json_safe: the same data, with C1 controls escaped, so `export` to a terminal is harmless
+    return json_safe(json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":"))) + "\n"
 
 
 def write_events(events: Iterable[Event], out: TextIO, admission: Admission | None = None) -> int:

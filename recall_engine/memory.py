@@ -113,13 +113,16 @@ class Memory:
     def resolve(self, predicate: str, tl: Timeline | None = None, *, must_exist: bool = True) -> str:
         """A predicate name as given, to the canonical predicate it reads as."""
         tl = tl or self.timeline()
-        name = self._name(predicate, tl)
+        name = self.predicate_name(predicate, tl)
         c = tl.canonical(name)
         if must_exist and not tl.knows(c):
-            raise self._unknown(name, tl)
+            raise self.unknown_predicate(name, tl)
         return c
 
-    def _name(self, predicate: str, tl: Timeline) -> str:
+    def predicate_name(self, predicate: str, tl: Timeline) -> str:
+        """A predicate name as written to its stored form: under an open vocabulary any
+        text is snake_cased ("Shell Used" -> ``shell_used``); under a closed one it must
+        already be a valid name. Raises InvalidInput otherwise (docs/registry.md)."""
         if not isinstance(predicate, str):
             raise InvalidInput("predicate must be text")
         if tl.open_vocabulary:
@@ -129,7 +132,8 @@ class Memory:
             return check_predicate_name(name)
         return check_predicate_name(predicate)
 
-    def _unknown(self, name: str, tl: Timeline) -> UnknownPredicate:
+    def unknown_predicate(self, name: str, tl: Timeline) -> UnknownPredicate:
+        """The error for a name the registry does not know, listing the registered ones."""
         names = ", ".join(sorted(tl.predicates()))
         return UnknownPredicate(
             f"predicate {name!r} is not in the registry; registered predicates are: {names}. "
@@ -283,7 +287,7 @@ class Memory:
                 f"observed_at {format_rfc3339(t)} is in the future; a statement can only be recorded as made now or earlier"
             )
         tl = self.timeline()
-        name = self._name(predicate, tl)
+        name = self.predicate_name(predicate, tl)
         if name in RESERVED_PREDICATES:
             raise InvalidInput(f"predicate {name!r} is reserved for the engine's own records")
         p = tl.canonical(name)
@@ -291,7 +295,7 @@ class Memory:
         define_at = 0
         if not tl.knows(p):
             if not tl.open_vocabulary:
-                raise self._unknown(name, tl)
+                raise self.unknown_predicate(name, tl)
             define = self._define_record(name, value, tl, cardinality, description)
             if define.op == "merge":
                 p = define.into
@@ -370,7 +374,7 @@ class Memory:
     def _replace_target(self, r: tuple[str, Value], tl: Timeline) -> tuple[str, Value, str]:
         rp_raw, rv = r
         try:
-            rp = tl.canonical(self._name(rp_raw, tl))
+            rp = tl.canonical(self.predicate_name(rp_raw, tl))
         except InvalidInput:
             return (str(rp_raw), rv, "not a predicate name")
         if not tl.knows(rp):

@@ -82,7 +82,7 @@ def _keys(values: Iterable[Value]) -> frozenset[str]:
     return frozenset(value_key(v) for v in values)
 
 
-def _answers_over_time(
+def answers_over_time(
     events: Sequence[Event], subject: str, predicate: str, tl: Timeline, now: int, as_of: int | None
 ) -> tuple[list[tuple[int, frozenset[str]]], tuple[Value, ...], tuple[Value, ...] | None]:
     """The answer after each instant, the answer now, and the answer at as_of."""
@@ -104,7 +104,7 @@ def _answers_over_time(
     return series, current, at_as_of
 
 
-def _series_differ(a: list[tuple[int, frozenset[str]]], b: list[tuple[int, frozenset[str]]]) -> bool:
+def series_differ(a: list[tuple[int, frozenset[str]]], b: list[tuple[int, frozenset[str]]]) -> bool:
     """Do two step functions of answers over time differ at any instant?"""
     i = j = 0
     va: frozenset[str] = frozenset()
@@ -152,11 +152,11 @@ def subject_impact(
     """Fold each named predicate of one subject under both timelines and compare."""
     out = []
     for p in sorted(set(predicates)):
-        sb, nb, ab = _answers_over_time(events, subject, p, before, now, as_of)
-        sa, na, aa = _answers_over_time(events, subject, p, after, now, as_of)
+        sb, nb, ab = answers_over_time(events, subject, p, before, now, as_of)
+        sa, na, aa = answers_over_time(events, subject, p, after, now, as_of)
         if not sb and not sa:
             continue
-        out.append(PairImpact(subject, p, nb, na, ab, aa, _series_differ(sb, sa)))
+        out.append(PairImpact(subject, p, nb, na, ab, aa, series_differ(sb, sa)))
     return out
 
 

@@ -61,7 +61,8 @@ def _words(name: str) -> list[str]:
     return out
 
 
-def _stem(w: str) -> str:
+def stem(w: str) -> str:
+    """A word reduced to the stem names are compared by (plural -s/-ies, listed synonyms)."""
     if w in _SAME:
         return _SAME[w]
     if len(w) > 4 and w.endswith("ies"):
@@ -78,8 +79,8 @@ def name_similarity(a: str, b: str) -> float:
     ob = {w for w in wb if w in _OPPOSITE}
     if oa != ob:
         return 0.0
-    sa = sorted({s for w in wa if (s := _stem(w))})
-    sb = sorted({s for w in wb if (s := _stem(w))})
+    sa = sorted({s for w in wa if (s := stem(w))})
+    sb = sorted({s for w in wb if (s := stem(w))})
     if not sa or not sb:
         return 0.0
     if sa == sb:
@@ -105,7 +106,7 @@ DESCRIPTION_VETO = 0.85  # a near name whose description is about something else
 def description_words(text: str) -> set[str]:
     """The stems a description is about (its examples and filler words left out)."""
     head = _EXAMPLES.split(text or "", maxsplit=1)[0]
-    return {_stem(w) for w in tokens(head) if w not in _DESCRIPTION_STOP and len(w) > 1}
+    return {stem(w) for w in tokens(head) if w not in _DESCRIPTION_STOP and len(w) > 1}
 
 
 def descriptions_disagree(a: str, b: str) -> bool:

@@ -16,18 +16,24 @@ IMPURE = {"sqlite3", "psycopg", "sqlalchemy", "sqlmodel", "pgvector", "textual",
           "datetime.now", "os", "platformdirs", "subprocess", "socket"}
 
 
-def imports_of(path: Path) -> set[str]:
+def imports_of(path: Path, *, names: bool = False) -> set[str]:
+    """Absolute names of the modules a file imports (relative imports resolved); with
+    ``names``, also ``module.name`` for each name taken by ``from module import name``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = list(path.relative_to(ROOT).with_suffix("").parts[:-1])
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                pkg = path.relative_to(ROOT).parts[0]
-                out.add(f"{pkg}.{node.module or ''}".rstrip("."))
-            elif node.module:
-                out.add(node.module)
+                base = package[: len(package) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            out.add(module)
+            if names:
+                out.update(f"{module}.{a.name}" for a in node.names)
     return out
 
 
@@ -62,4 +68,39 @@ def test_the_tui_reaches_the_engine_only_through_services():
         for name in imports_of(f)
         if name.startswith("recall_engine.storage") or name.split(".")[0] in ("sqlite3", "psycopg", "sqlalchemy")
     }
+    assert not bad
+
+
+# --- recall_admin: services below, the CLI package above (docs/architecture.md) ---------------
+
+SERVICES = sorted(f for f in files("recall_admin") if "cli" not in f.relative_to(ROOT / "recall_admin").parts)
+
+
+def test_the_cli_is_a_package_over_services():
+    assert (ROOT / "recall_admin" / "cli" / "__init__.py").is_file()
+    assert not list((ROOT / "recall_admin").glob("cli_*.py"))
+    assert {f.name for f in SERVICES} >= {"governance.py", "conflicts.py", "vocab.py", "notes.py", "views.py"}
+
+
+@pytest.mark.parametrize("path", SERVICES, ids=lambda p: p.name)
+def test_services_import_neither_typer_nor_rich_nor_the_cli(path):
+    bad = {n for n in imports_of(path) if n.split(".")[0] in ("typer", "rich", "click", "textual")
+           or n.startswith("recall_admin.cli")}
+    assert not bad
+
+
+@pytest.mark.parametrize("path", SERVICES, ids=lambda p: p.name)
+def test_services_use_only_the_engines_public_names(path):
+    private = {n for n in imports_of(path, names=True)
+               if n.startswith("recall_engine.") and n.rsplit(".", 1)[1].startswith("_")}
+    assert not private
+    # nor reach into an engine object's privates (memory._name, ...)
+    source = path.read_text(encoding="utf-8")
+    assert not [m for m in ("memory._", "m._", "tl._", "store._", "backend._") if m in source]
+
+
+def test_command_modules_do_not_import_the_root_command():
+    # the root imports every command module to register it: the other way would be a cycle
+    bad = {(f.name, n) for f in files("recall_admin/cli/commands") for n in imports_of(f)
+           if n == "recall_admin.cli.root" or n == "recall_admin.cli"}
     assert not bad

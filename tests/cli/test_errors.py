@@ -205,15 +205,26 @@ def test_export_to_a_missing_folder(coding, tmp_path):
 # --- usage, human mode, the last line of defence ------------------------------------------------------
 
 
-def test_usage_errors_exit_2_with_the_envelope_in_json_mode(coding):
-    err = coding.fail("recall", "user", "--bogus", exit_code=2)
+def test_usage_errors_exit_1_with_the_envelope_in_json_mode(coding):
+    # exit 2 belongs to --detailed-exitcode ("the plan changes answers"), never to a mistake
+    err = coding.fail("recall", "user", "--bogus")
     assert err == {"code": "usage_error", "message": "No such option: --bogus"}
-    err = coding.fail("diff", exit_code=2)
+    err = coding.fail("diff")
     assert "--from" in err["message"]
-    err = coding.fail("remember", "user", "prefers_editor", "vim", "--confidence", "high", exit_code=2)
+    err = coding.fail("remember", "user", "prefers_editor", "vim", "--confidence", "high")
     assert err["code"] == "usage_error" and "--confidence" in err["message"]
     r = coding.run("--bogus", "recall", "user")
-    assert r.exit_code == 2 and json.loads(r.stdout)["error"]["code"] == "usage_error"
+    assert r.exit_code == 1 and json.loads(r.stdout)["error"]["code"] == "usage_error"
+
+
+def test_json_is_accepted_after_the_subcommand(coding):
+    coding.ok("remember", "user", "prefers_editor", "vim", "--at", "2026-09-01")
+    r = coding.run("recall", "user", "prefers_editor", "--json", json_mode=False)
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["data"]["beliefs"][0]["value"] == "vim"
+    r = coding.run("recall", "user", "--bogus", "--json", json_mode=False)
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["error"] == {"code": "usage_error", "message": "No such option: --bogus"}
 
 
 def test_usage_errors_in_human_mode_go_to_stderr(coding):

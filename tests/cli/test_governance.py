@@ -685,9 +685,9 @@ def test_sigkill_during_apply_leaves_all_or_none(coding, tmp_path):
 
 
 def test_progress_goes_to_stderr_and_json_stays_one_document(tech, monkeypatch):
-    from recall_admin import cli_governance
+    from recall_admin.cli import progress
 
-    monkeypatch.setattr(cli_governance, "PROGRESS_AFTER_SECONDS", 0.0)  # show it at once
+    monkeypatch.setattr(progress, "PREVIEW_AFTER_SECONDS", 0.0)  # show it at once
     r = tech.run("redefine", "uses_technology", "--cardinality", "single", "--retroactive")
     assert r.exit_code == 0, r.stderr
     doc = json.loads(r.stdout)  # exactly one JSON document

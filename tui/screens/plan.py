@@ -19,7 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, DataTable, Input, Label, ProgressBar, Static
 
-from recall_admin import governance, render_plan
+from recall_admin import governance
+from recall_admin.cli.render import plan as render_plan
 from recall_admin.governance import Preview, Stager
 from recall_engine.errors import StalePlan
 from recall_engine.instants import parse_instant

@@ -115,8 +115,7 @@ class ConflictsView(ServiceCalls, Vertical):
             cid, keep = c.id, v["keep"]
 
             def build(st: Any) -> Any:
-                found, _ = conflicts_svc.lookup(st.memory, cid)
-                return conflicts_svc.confirm_plan(st, found[0], keep)
+                return conflicts_svc.confirm(st, cid, keep)
 
             self.post_message(StagePlan(Recipe(f"confirm {c.subject}: keep {keep}", build, "conflicts")))
 

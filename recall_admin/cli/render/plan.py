@@ -4,18 +4,22 @@ Every function takes the preview's JSON form (``Preview.to_json()``: the
 document ``--json`` prints and a TUI worker can hold), so a preview saved to a
 file, one computed in a worker and one printed by the CLI all look the same.
 Nothing here decides anything: counts, changes and risks come from
-``recall_admin.governance``. Rich only; no Typer, no Textual.
+``recall_admin.governance``. Rich only; no Typer, no Textual. Text from the store
+(names, values, titles, risk details) is shown through ``display.visible``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from recall_engine.values import value_key, value_text
+
+from ...display import visible
+from . import names, txt, values_text
 
 # Risk flags (governance._risks) and how loudly to show them.
 RISK_STYLES = {
@@ -31,13 +35,6 @@ RISK_STYLES = {
 MAX_ROWS = 200  # changes shown in the table; the JSON form always has all of them
 
 
-def values_text(values: Sequence[Any] | None) -> str:
-    """A pair's answer as one short string: ``—`` when nothing is held."""
-    if not values:
-        return "—"
-    return ", ".join(value_text(v) for v in values)
-
-
 def summary_line(data: Mapping[str, Any]) -> str:
     """Terraform-like one-liner: ``Plan plan-…: N pairs · S subjects · A answers change · H histories change``."""
     imp = data.get("impact", {})
@@ -50,7 +47,7 @@ def summary_line(data: Mapping[str, Any]) -> str:
     ]
     if any("before_as_of" in c for c in imp.get("changes", [])):
         parts.append(_count(imp.get("answers_changed_as_of", 0), "answer changes", "answers change") + " as of then")
-    return f"Plan {plan.get('id', '?')}: " + " · ".join(parts)
+    return visible(f"Plan {plan.get('id', '?')}: " + " · ".join(parts))
 
 
 def _count(n: int, one: str, many: str) -> str:
@@ -84,7 +81,7 @@ def ops_lines(plan: Mapping[str, Any]) -> list[str]:
     n = len(plan.get("statements", []))
     if n:
         out.append(f"{n} operator statement(s)")
-    return out
+    return [visible(x) for x in out]
 
 
 def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
@@ -110,14 +107,14 @@ def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
         same = _keys(before) == _keys(after)
         # data is never markup: a value or subject holding "[/i]" must print as written
         cells: list[RenderableType] = [
-            Text(str(c.get("subject", ""))),
-            Text(str(c.get("predicate", ""))),
+            txt(c.get("subject", "")),
+            txt(c.get("predicate", "")),
             Text(values_text(before), style="dim" if same else "red"),
             "=" if same else "→",
             Text(values_text(after), style="dim" if same else "green"),
         ]
         if not after and c.get("predicate") in merged:
-            cells[4] = Text(f"(read as {merged[c['predicate']]})", style="dim")
+            cells[4] = txt(f"(read as {merged[c['predicate']]})", "dim")
         if as_of:
             if "before_as_of" in c:
                 ba, aa = c.get("before_as_of", []), c.get("after_as_of", [])
@@ -141,8 +138,8 @@ def risks_text(risks: Iterable[Mapping[str, Any]]) -> Text:
     for r in risks:
         flag = str(r.get("flag", "risk"))
         out.append("  ⚠ ", style=RISK_STYLES.get(flag, "yellow"))
-        out.append(flag.upper(), style=RISK_STYLES.get(flag, "yellow"))
-        out.append(f"  {r.get('detail', '')}\n")
+        out.append(visible(flag.upper()), style=RISK_STYLES.get(flag, "yellow"))
+        out.append(f"  {visible(r.get('detail', ''))}\n")
     out.rstrip()
     return out
 
@@ -159,11 +156,11 @@ def notes_table(details: Mapping[str, Any]) -> Table | None:
     t.add_column("result")
     for n in notes:
         result = (
-            Text(f"→ {value_text(n.get('value'))}", style="green")
+            txt(f"→ {value_text(n.get('value'))}", "green")
             if n.get("ok")
-            else Text(f"stays a note: {n.get('error', '')}", style="yellow")
+            else txt(f"stays a note: {n.get('error', '')}", "yellow")
         )
-        t.add_row(Text(str(n.get("event_id", ""))), Text(str(n.get("subject", ""))), Text(str(n.get("note", ""))), result)
+        t.add_row(txt(n.get("event_id", "")), txt(n.get("subject", "")), txt(n.get("note", "")), result)
     return t
 
 
@@ -175,15 +172,15 @@ def conflicts_text(impact: Mapping[str, Any]) -> Text | None:
     out = Text()
     for c in created:
         out.append("  + conflict ", style="yellow")
-        out.append(f"{c.get('subject')}: {c.get('value_key')!r} held under {', '.join(c.get('predicates', []))}\n")
+        out.append(visible(f"{c.get('subject')}: {c.get('value_key')!r} held under {names(c.get('predicates', []))}") + "\n")
     for c in resolved:
         out.append("  - conflict ", style="green")
-        out.append(f"{c.get('subject')}: {c.get('value_key')!r} no longer under {', '.join(c.get('predicates', []))}\n")
+        out.append(visible(f"{c.get('subject')}: {c.get('value_key')!r} no longer under {names(c.get('predicates', []))}") + "\n")
     out.rstrip()
     return out
 
 
-def render_preview(data: Mapping[str, Any]) -> Group:
+def preview_group(data: Mapping[str, Any]) -> Group:
     """The whole preview: summary line, what is appended, the changes table, risks."""
     plan = data.get("plan", {})
     imp = data.get("impact", {})
@@ -193,7 +190,7 @@ def render_preview(data: Mapping[str, Any]) -> Group:
     head = Text()
     head.append(summary_line(data), style="bold yellow" if changed else "bold green")
     if plan.get("title"):
-        head.append(f"\n  {plan['title']}", style="bold")
+        head.append(f"\n  {visible(plan['title'])}", style="bold")
     based = plan.get("based_on", {})
     head.append(f"\n  against log position {based.get('position', '?')}, registry {str(based.get('registry_digest', ''))[:19]}…",
                 style="dim")
@@ -221,7 +218,21 @@ def render_preview(data: Mapping[str, Any]) -> Group:
 def render_applied(data: Mapping[str, Any]) -> Text:
     """What apply appended: ``Applied plan-…: N event(s), log now at position P``."""
     events = data.get("events", [])
-    return Text(
+    return txt(
         f"Applied {data.get('applied', '?')}: {len(events)} event(s) appended, log now at position {data.get('position', '?')}",
-        style="bold green",
+        "bold green",
     )
+
+
+# --- the CLI's renderers (the Renderer signature) -----------------------------------
+
+
+def render_preview(con: Console, data: dict[str, Any]) -> None:
+    """A staging command's answer: the preview, and what was applied when --apply ran."""
+    con.print(preview_group(data))
+    if "applied" in data:
+        con.print(render_applied(data))
+
+
+def render_apply(con: Console, data: dict[str, Any]) -> None:
+    con.print(render_applied(data))

@@ -1,0 +1,24 @@
+"""The `recall-admin` command line (docs/architecture.md).
+
+Loaded lazily: ``recall_admin.cli.render`` is shared with the console, which must
+not pay for building the Typer app to draw a plan preview.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def main() -> None:
+    """Console entry point (`recall-admin`)."""
+    from .root import main as run
+
+    run()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from .root import app
+
+        return app
+    raise AttributeError(name)

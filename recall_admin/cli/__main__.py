@@ -1,0 +1,5 @@
+"""`python -m recall_admin.cli`."""
+
+from .root import main
+
+main()

@@ -1,0 +1,187 @@
+"""Memory commands: init, remember, forget, recall, search, history, diff, explain."""
+
+from __future__ import annotations
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from ..options import AsOf, state
+from ..render.memory import (
+    render_beliefs,
+    render_diff,
+    render_explain,
+    render_forget,
+    render_history,
+    render_init,
+    render_remember,
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(rich_help_panel="Memory")
+    def init(
+        ctx: typer.Context,
+        registry: Annotated[
+            Optional[List[str]],
+            typer.Option("--registry", metavar="NAME_OR_PATH",
+                         help="A starter (coding, support, sales, personal-assistant, voice) or a registry file. Repeatable."),
+        ] = None,
+        open_vocabulary: Annotated[
+            bool, typer.Option("--open", help="Open the vocabulary: writes may define new predicates.")
+        ] = False,
+    ) -> None:
+        """Create the store and collection if needed and declare the registries' predicates."""
+        from recall_engine.registry_files import load_starter
+
+        from ...registry_sync import sync_registry
+
+        st = state(ctx)
+        files = [load_starter(r) for r in registry or []]
+        s = st.session()
+        result = sync_registry(s.memory, files, s.operator, open_vocabulary=open_vocabulary)
+        for note in result.notes:
+            st.output.message(note, style="dim")
+        data = {
+            "store": s.display_url,
+            "collection": s.collection,
+            "declared": result.declared,
+            "opened": result.opened,
+            "open_vocabulary": s.memory.timeline().open_vocabulary,
+            "registries": [f.name for f in files],
+        }
+        state(ctx).output.emit(data, render_init)
+
+    @app.command(rich_help_panel="Memory")
+    def remember(
+        ctx: typer.Context,
+        subject: Annotated[str, typer.Argument(metavar="SUBJECT", help="Who or what the statement is about.")],
+        predicate: Annotated[str, typer.Argument(metavar="PREDICATE", help="A registered predicate (see `registry list`).")],
+        value: Annotated[str, typer.Argument(metavar="VALUE", help="Read as the predicate's type: 8000 for a number, true for a boolean.")],
+        at: Annotated[Optional[str], typer.Option("--at", metavar="T", help="When it was stated (default now).")] = None,
+        kind: Annotated[str, typer.Option("--kind", help="fact or preference.")] = "fact",
+        source: Annotated[
+            str, typer.Option("--source", help="user_stated, agent_inferred, tool_result or operator.")
+        ] = "user_stated",
+        confidence: Annotated[float, typer.Option("--confidence", help="Between 0 and 1.")] = 1.0,
+        evidence: Annotated[str, typer.Option("--evidence", metavar="TEXT", help="The words it came from.")] = "",
+        evidence_id: Annotated[str, typer.Option("--evidence-id", metavar="ID", help="Where those words are kept.")] = "",
+        replaces: Annotated[
+            Optional[List[str]],
+            typer.Option("--replaces", metavar="PREDICATE=VALUE", help="An earlier belief this statement withdraws. Repeatable."),
+        ] = None,
+        cardinality: Annotated[
+            Optional[str], typer.Option("--cardinality", help="single or multi, for a predicate this write defines.")
+        ] = None,
+        description: Annotated[
+            str, typer.Option("--description", metavar="TEXT", help="For a predicate this write defines.")
+        ] = "",
+    ) -> None:
+        """Remember one statement."""
+        from ...inputs import instant, parse_replaces, typed_value
+        from ...views import remember_view
+
+        m = state(ctx).session().memory
+        tl = m.timeline()
+        when = instant(at, "--at")
+        typed = typed_value(m, predicate, value, tl)
+        reps = parse_replaces(m, replaces or [], tl)
+        result = m.remember(
+            subject, predicate, typed, at=when, kind=kind, source=source, confidence=confidence,
+            evidence=evidence, evidence_id=evidence_id, replaces=reps, cardinality=cardinality,
+            description=description,
+        )
+        state(ctx).output.emit(remember_view(result), render_remember)
+
+    @app.command(rich_help_panel="Memory")
+    def forget(
+        ctx: typer.Context,
+        subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
+        predicate: Annotated[str, typer.Argument(metavar="PREDICATE")],
+        value: Annotated[Optional[str], typer.Argument(metavar="VALUE", help="The value to withdraw (or --all).")] = None,
+        all_values: Annotated[bool, typer.Option("--all", help="Withdraw every value of the pair.")] = False,
+    ) -> None:
+        """Withdraw a value (or every value) of a pair; forgetting what is not believed writes nothing."""
+        from recall_engine.errors import InvalidInput
+
+        from ...inputs import typed_value
+
+        if (value is None) == (not all_values):
+            raise InvalidInput("forget needs exactly one of a VALUE or --all")
+        m = state(ctx).session().memory
+        typed = typed_value(m, predicate, value) if value is not None else None
+        gone = m.forget(subject, predicate, typed, all_values=all_values)
+        state(ctx).output.emit({"withdrawn": [b.to_json() for b in gone]}, render_forget)
+
+    @app.command(rich_help_panel="Memory")
+    def recall(
+        ctx: typer.Context,
+        subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
+        predicate: Annotated[Optional[str], typer.Argument(metavar="PREDICATE", help="Omit for every pair of the subject.")] = None,
+        as_of: AsOf = None,
+    ) -> None:
+        """What is believed about a subject (one pair, or all of them) at an instant."""
+        from ...inputs import instant
+        from ...views import recall_view
+
+        when = instant(as_of, "--as-of")
+        m = state(ctx).session().memory
+        state(ctx).output.emit(recall_view(m, subject, predicate, when), render_beliefs)
+
+    @app.command(rich_help_panel="Memory")
+    def search(
+        ctx: typer.Context,
+        text: Annotated[str, typer.Argument(metavar="TEXT", help="Words, optionally with a time phrase such as 'two weeks ago'.")],
+        as_of: AsOf = None,
+        limit: Annotated[int, typer.Option("--limit", metavar="N", help="At most this many beliefs.")] = 10,
+    ) -> None:
+        """Search beliefs by meaning and keywords; each hit answers with what its pair holds."""
+        from ...inputs import instant
+        from ...views import search_view
+
+        when = instant(as_of, "--as-of")
+        m = state(ctx).session().memory
+        state(ctx).output.emit(search_view(m, text, when, limit), render_beliefs)
+
+    @app.command(rich_help_panel="Memory")
+    def history(
+        ctx: typer.Context,
+        subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
+        predicate: Annotated[str, typer.Argument(metavar="PREDICATE")],
+    ) -> None:
+        """Every event of a pair, oldest first, with what was believed before and after it."""
+        from ...views import history_view
+
+        m = state(ctx).session().memory
+        state(ctx).output.emit(history_view(m, subject, predicate), render_history)
+
+    @app.command(rich_help_panel="Memory")
+    def diff(
+        ctx: typer.Context,
+        from_: Annotated[str, typer.Option("--from", metavar="T", help="The earlier instant.")],
+        to: Annotated[Optional[str], typer.Option("--to", metavar="T", help="The later instant (default now).")] = None,
+        subject: Annotated[Optional[str], typer.Option("--subject", metavar="S", help="Only this subject.")] = None,
+    ) -> None:
+        """What began and stopped being believed between two instants."""
+        from ...inputs import instant
+        from ...views import diff_view
+
+        start = instant(from_, "--from")
+        end = instant(to, "--to")
+        m = state(ctx).session().memory
+        state(ctx).output.emit(diff_view(m, start, end, subject), render_diff)  # type: ignore[arg-type]
+
+    @app.command(rich_help_panel="Memory")
+    def explain(
+        ctx: typer.Context,
+        subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
+        predicate: Annotated[str, typer.Argument(metavar="PREDICATE")],
+        as_of: AsOf = None,
+    ) -> None:
+        """Why a pair answers what it does: its events, the reason for each value, the registry rules."""
+        from ...inputs import instant
+        from ...views import explain_view
+
+        when = instant(as_of, "--as-of")
+        m = state(ctx).session().memory
+        state(ctx).output.emit(explain_view(m, subject, predicate, when), render_explain)

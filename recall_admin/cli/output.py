@@ -1,0 +1,79 @@
+"""Where a command's answer and messages go: a JSON envelope for scripts, the renderers'
+tables for people (docs/cli.md).
+
+Stdout holds data only: in ``--json`` mode exactly one JSON document
+(``{"ok": true, "data": ...}`` or ``{"ok": false, "error": {"code", "message"}}``),
+passed through ``display.json_safe``; in human mode the renderer's tables and lines.
+Messages, warnings and progress go to stderr, shown through ``display.visible``
+(they quote names and values written by agents).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from ..display import json_safe, visible
+from .render import Renderer
+
+PIPE_WIDTH = 160  # lines written to a file or a pipe are not cut at 80 columns
+
+
+def _console(stderr: bool) -> Console:
+    # file=None: Rich writes to whatever sys.stdout/sys.stderr is at print time
+    con = Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=False)
+    if not con.is_terminal and not os.environ.get("COLUMNS"):
+        con.width = max(con.width, PIPE_WIDTH)
+    return con
+
+
+class Output:
+    """Where a command's answer and messages go, in the mode the operator chose."""
+
+    def __init__(self, json_mode: bool = False) -> None:
+        self.json_mode = json_mode
+        self._out: Console | None = None
+        self._err: Console | None = None
+
+    @property
+    def out(self) -> Console:
+        if self._out is None:
+            self._out = _console(stderr=False)
+        return self._out
+
+    @property
+    def err(self) -> Console:
+        if self._err is None:
+            self._err = _console(stderr=True)
+        return self._err
+
+    # --- results ----------------------------------------------------------------
+
+    def emit(self, data: Any, render: Renderer | None = None) -> None:
+        """The command's answer: the envelope in JSON mode, else the renderer's tables."""
+        if self.json_mode:
+            write_json({"ok": True, "data": data})
+        elif render is not None:
+            render(self.out, data)
+
+    def error(self, code: str, message: str) -> None:
+        if self.json_mode:
+            write_json({"ok": False, "error": {"code": code, "message": message}})
+        else:
+            self.err.print(Text.assemble(("error: ", "bold red"), visible(message)))
+
+    # --- messages: stderr, in human mode only ----------------------------------------
+
+    def message(self, text: str, style: str = "") -> None:
+        if not self.json_mode:
+            self.err.print(Text(visible(text), style=style))
+
+
+def write_json(doc: Any) -> None:
+    sys.stdout.write(json_safe(json.dumps(doc, ensure_ascii=False)) + "\n")
+    sys.stdout.flush()

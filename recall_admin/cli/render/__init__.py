@@ -1,0 +1,98 @@
+"""The CLI's renderers: Rich tables and lines laid out from the JSON-ready data a command
+computed (docs/architecture.md). They decide nothing.
+
+Every piece of text a renderer shows goes through the cell helpers below (`txt`, `val`,
+`vals`, `line`), which pass it through `recall_admin.display.visible`: values, subjects,
+names and notes are written by agents, and an escape sequence in one of them must reach
+the operator's terminal shown, not obeyed (docs/cli.md, "Text from agents").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Sequence, Union
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from recall_engine.values import value_text
+
+from ...display import visible
+
+Renderer = Callable[[Console, Any], None]
+
+# Columns holding ids, digests or instants: never wrapped, so an id stays whole and can be
+# copied from an 80-column terminal (other cells fold onto more lines instead).
+WHOLE = {"id", "at", "since", "event", "note event", "group", "plan", "latest", "first write", "digest"}
+
+
+def txt(s: Any, style: str = "") -> Text:
+    """Any text as a cell or line: shown as written (never markup), controls escaped."""
+    return Text("" if s is None else visible(s), style=style)
+
+
+def val(v: Any, style: str = "") -> Text:
+    """A value as it reads in a table (numbers without exponent, booleans lower-case)."""
+    return Text(visible(value_text(v)), style=style)
+
+
+def values_text(values: Iterable[Any] | None) -> str:
+    """A pair's answer as one short string: ``—`` when nothing is held (controls escaped)."""
+    items = [visible(value_text(v)) for v in values or ()]
+    return ", ".join(items) if items else "—"
+
+
+def vals(values: Iterable[Any] | None, style: str = "") -> Text:
+    text = values_text(values)
+    return Text(text, style="dim" if text == "—" else style)
+
+
+def names(items: Iterable[Any]) -> str:
+    """Names joined by commas, each shown safely."""
+    return ", ".join(visible(x) for x in items)
+
+
+Part = Union[str, "tuple[str, str]", Text]
+
+
+def line(*parts: Part, style: str = "") -> Text:
+    """One line from plain strings, (string, style) pairs and Texts; strings are escaped."""
+    out = Text(style=style)
+    for p in parts:
+        if isinstance(p, Text):
+            out.append(p)
+        elif isinstance(p, tuple):
+            out.append(visible(p[0]), style=p[1])
+        else:
+            out.append(visible(p))
+    return out
+
+
+def table(*columns: str, title: str | None = None) -> Table:
+    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, header_style="bold")
+    for c in columns:
+        # nothing is ever cut with an ellipsis: long cells fold onto more lines; ids never split
+        t.add_column(c, overflow="fold", no_wrap=c in WHOLE, min_width=14 if c in ("id", "event", "note event") else None)
+    return t
+
+
+def _marks(b: dict[str, Any]) -> Text:
+    parts: list[Text] = []
+    if b.get("replaced"):
+        parts.append(txt("replaced " + values_text(p["value"] for p in b["replaced"]), "cyan"))
+    if b.get("elsewhere"):
+        also = ", ".join(f"{visible(e['predicate'])}={visible(value_text(e['value']))}" for e in b["elsewhere"])
+        parts.append(Text("also " + also, style="yellow"))
+    if b.get("stored_as"):
+        parts.append(txt(f"stored as {b['stored_as']}", "dim"))
+    if b.get("promoted_from"):
+        parts.append(txt(f"promoted from {b['promoted_from']}", "dim"))
+    return Text("; ").join(parts)
+
+
+def beliefs_table(beliefs: Sequence[dict[str, Any]], title: str | None = None) -> Table:
+    t = table("subject", "predicate", "value", "since", "source", "marks", title=title)
+    for b in beliefs:
+        t.add_row(txt(b["subject"]), txt(b["predicate"]), val(b["value"]), txt(b["observed_at"]),
+                  txt(b["source"]), _marks(b))
+    return t

@@ -1,0 +1,209 @@
+"""`recall-admin`: the command-line console (docs/cli.md).
+
+The app, its global options, and error translation in one place (``RecallGroup.main``):
+a ``RecallError`` becomes its code and message, a usage error exits 2 (1 with the JSON
+envelope under --json), anything unexpected is a one-line ``internal error``, and no
+traceback ever reaches the operator. The commands live in ``commands/`` by topic; each
+parses its options, asks a service and hands the answer to a renderer in ``render/``
+(docs/architecture.md).
+
+Exit codes: 0 success, 1 error, 2 usage error in human mode (and, for governance
+commands with ``--detailed-exitcode``, "changes present"), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any, List, Optional
+
+import typer
+from typer.core import TyperGroup
+
+try:  # recent Typer vendors Click as typer._click
+    from typer._click.exceptions import ClickException as _ClickException, UsageError as _UsageError
+except ImportError:  # pragma: no cover - Typer on Click
+    from click.exceptions import ClickException as _ClickException, UsageError as _UsageError
+_Abort = typer.Abort
+
+from recall_engine.errors import RecallError
+
+from ..defaults import DEFAULT_COLLECTION
+from .options import State, state
+from .output import Output
+
+EXIT_OK = 0
+EXIT_ERROR = 1  # every error; also usage errors under --json (2 belongs to --detailed-exitcode)
+EXIT_USAGE = 2  # a usage error shown to a person, as Click does
+EXIT_INTERRUPTED = 130
+
+
+# --- error translation: one function for every command ------------------------------------
+
+
+def _hoist_json(args: List[str]) -> tuple[List[str], bool]:
+    """``--json`` is a global option, accepted after the subcommand too: every ``--json``
+    before a ``--`` is moved to the front. Returns the arguments and whether it was given
+    (known before parsing, so even a usage error answers with the JSON envelope)."""
+    end = args.index("--") if "--" in args else len(args)
+    given = "--json" in args[:end]
+    if not given:
+        return args, False
+    rest = [a for a in args[:end] if a != "--json"]
+    return ["--json", *rest, *args[end:]], True
+
+
+def _error_code(e: BaseException) -> tuple[str, str, int]:
+    if isinstance(e, RecallError):
+        return e.code, e.message, EXIT_ERROR
+    return "internal_error", f"internal error: {type(e).__name__}: {e}".rstrip(": "), EXIT_ERROR
+
+
+class RecallGroup(TyperGroup):
+    """The root command: runs Typer without its own exit handling and translates every
+    outcome into an exit code and, in --json mode, exactly one JSON document."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Optional[List[str]] = None,
+        prog_name: Optional[str] = None,
+        complete_var: Optional[str] = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv, json_mode = _hoist_json(list(sys.argv[1:] if args is None else args))
+        state = State(output=Output(json_mode=json_mode))
+        extra.setdefault("obj", state)
+        code = EXIT_OK
+        try:
+            rv = super().main(
+                args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra
+            )
+            code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
+        except _UsageError as e:
+            code = EXIT_ERROR if state.json_mode else EXIT_USAGE
+            if state.json_mode:
+                state.output.error("usage_error", e.format_message())
+            elif type(e).__name__ == "NoArgsIsHelpError":
+                e.show()  # the help of the command that was given no arguments
+            else:
+                _show_usage_error(e)
+        except _ClickException as e:  # a file option Click could not open, and the like
+            state.output.error("usage_error", e.format_message())
+            code = EXIT_ERROR if state.json_mode else EXIT_USAGE
+        except (_Abort, KeyboardInterrupt):
+            code = EXIT_INTERRUPTED
+        except BrokenPipeError:  # the reader went away (`| head`): stop quietly
+            _silence_stdout()
+            code = EXIT_ERROR
+        except Exception as e:  # noqa: BLE001 - a RecallError, or the last line of defence: never a traceback
+            c, message, code = _error_code(e)
+            state.output.error(c, message)
+        finally:
+            try:
+                state.close()
+            except Exception:  # noqa: BLE001
+                pass
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _show_usage_error(e: Any) -> None:
+    try:
+        from typer import rich_utils
+
+        rich_utils.rich_format_error(e)
+    except Exception:  # noqa: BLE001
+        e.show()
+
+
+# --- the app ------------------------------------------------------------------------------
+
+app = typer.Typer(
+    cls=RecallGroup,
+    name="recall-admin",
+    help="Govern an agent memory store: read histories, diffs and explanations; curate the registry.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+registry_app = typer.Typer(help="Read the predicate registry and its log.", no_args_is_help=True)
+app.add_typer(registry_app, name="registry", rich_help_panel="Registry")
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    store: Annotated[
+        Optional[str],
+        typer.Option(
+            "--store", envvar="RECALL_STORE", metavar="URL",
+            help="sqlite:///PATH, a file path, or postgresql://... (default: recall.db in the user data folder).",
+        ),
+    ] = None,
+    collection: Annotated[
+        str, typer.Option("--collection", envvar="RECALL_COLLECTION", metavar="NAME", help="Collection to use.")
+    ] = DEFAULT_COLLECTION,
+    operator: Annotated[
+        Optional[str],
+        typer.Option("--operator", envvar="RECALL_OPERATOR", metavar="NAME",
+                     help="Recorded on registry events and review decisions (default: the login name)."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")] = False,
+    read_only: Annotated[bool, typer.Option("--read-only", help="Open the store read-only; writes are refused.")] = False,
+    match_threshold: Annotated[
+        Optional[float],
+        typer.Option("--match-threshold", envvar="RECALL_MATCH_THRESHOLD", metavar="X",
+                     help="Open vocabulary: how near a new name must be to file it under an existing predicate "
+                          "(default 0.9; negative turns matching off)."),
+    ] = None,
+) -> None:
+    state_ = state(ctx)
+    state_.match_threshold = match_threshold
+    state_.store_url = store if store and store.strip() else None
+    state_.collection = collection
+    state_.operator = operator
+    state_.read_only = read_only
+    state_.output.json_mode = json_output  # the real parse replaces the pre-scan of argv
+
+
+# --- commands from other modules: governance, review queues, audit/demo/lint ---------------
+
+
+def _register_extensions() -> None:
+    from .commands import audit, data, governance, memory, queues, registry
+
+    memory.register(app)
+    registry.register(registry_app)
+    data.register(app)
+    governance.register(app)
+    queues.register(app)
+    audit.register(app)
+    # Packages that build on recall_admin (the `tui` console) add their commands through
+    # this entry-point group, so the arrows keep pointing one way: tui -> recall_admin.
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="recall_admin.commands"):
+        ep.load()(app)
+
+
+_register_extensions()
+
+
+def main() -> None:
+    """Console entry point (`recall-admin`)."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,97 @@
+"""Small CLI defects (issues 11 and 12), each with the message an operator sees."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from recall_admin.demo import build_demo
+from recall_engine.storage import open_backend
+
+from .conftest import Cli
+
+
+def test_plan_out_into_a_missing_folder_is_invalid_input(coding, tmp_path):
+    target = tmp_path / "no-such-folder" / "p.json"
+    err = coding.fail("define", "shell_used", "--cardinality", "single", "--type", "string", "--plan-out", str(target))
+    assert err["code"] == "invalid_input"
+    assert err["message"] == (f"cannot write the plan to {str(target)!r}: the folder "
+                              f"{str(target.parent)!r} does not exist")
+
+
+def test_plan_out_onto_a_folder_is_invalid_input(coding, tmp_path):
+    err = coding.fail("define", "shell_used", "--cardinality", "single", "--type", "string", "--plan-out", str(tmp_path))
+    assert err["code"] == "invalid_input" and "it is a folder" in err["message"]
+
+
+def test_a_written_plan_leaves_no_temporary_file(coding, tmp_path):
+    target = tmp_path / "plans" / "p.json"
+    target.parent.mkdir()
+    coding.ok("define", "shell_used", "--cardinality", "single", "--type", "string", "--plan-out", str(target))
+    assert [p.name for p in target.parent.iterdir()] == ["p.json"]
+
+
+def test_apply_on_a_folder_is_invalid_input(coding, tmp_path):
+    err = coding.fail("apply", str(tmp_path))
+    assert err == {"code": "invalid_input", "message": f"{str(tmp_path)!r} is a folder, not a plan file"}
+
+
+@pytest.mark.parametrize("operator, message", [
+    ("", "--operator must not be blank (leave it out to use the login name)"),
+    ("   ", "--operator must not be blank (leave it out to use the login name)"),
+    ("x" * 65, "--operator is at most 64 characters, got 65"),
+    ("ana\x1b[2J", "--operator holds a control or invisible character: 'ana\\\\x1b[2J'"),
+])
+def test_a_bad_operator_is_refused(coding, operator, message):
+    err = coding.fail("--operator", operator, "define", "shell_used", "--cardinality", "single", "--type", "string",
+                      "--apply")
+    assert err == {"code": "invalid_input", "message": message}
+    assert "shell_used" not in {p["name"] for p in coding.ok("registry", "list")["predicates"]}
+
+
+def test_running_demo_again_says_on_stderr_that_it_added_nothing(cli: Cli):
+    first = cli.run("demo", json_mode=False)
+    assert first.exit_code == 0 and "Seeded" in first.stdout
+    again = cli.run("demo", json_mode=False)
+    assert again.exit_code == 0
+    assert again.stdout == ""
+    assert "already holds the demo; nothing was added" in again.stderr
+    assert cli.ok("demo")["already_seeded"] is True
+
+
+@pytest.fixture
+def demo(cli: Cli) -> Cli:
+    with open_backend(cli.url) as backend:
+        build_demo(backend, "memories")
+    return cli
+
+
+def test_ids_stay_whole_in_80_columns(demo: Cli):
+    conflicts = demo.ok("conflicts", "list")["conflicts"]
+    notes = demo.ok("notes", "list")["notes"]
+    suggestions = demo.ok("vocab", "suggest")["clusters"]
+    env = {"COLUMNS": "80"}
+    shown = {
+        "conflicts": [c["id"] for c in conflicts],
+        "notes": [n["event_id"] for n in notes],
+        "vocab": [c["id"] for c in suggestions],
+    }
+    for command, ids in shown.items():
+        sub = {"conflicts": ("conflicts", "list"), "notes": ("notes", "list"), "vocab": ("vocab", "suggest")}[command]
+        r = demo.run(*sub, json_mode=False, env=env)
+        assert r.exit_code == 0, r.stderr
+        assert ids, command
+        lines = r.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 80
+        for ident in ids:
+            assert any(re.search(rf"(^|\s){re.escape(ident)}(\s|$)", line) for line in lines), (ident, r.stdout)
+
+
+def test_promote_define_normalises_the_new_name_in_the_service(cli: Cli):
+    cli.ok("init", "--registry", "coding", "--open")
+    n = cli.ok("remember", "u1", "note", "I use fish as my shell", "--at", "2026-03-01")["stored"]["event_id"]
+    data = cli.ok("notes", "promote", "Shell Used", "--define", "--note", f"{n}=fish", "--apply")
+    assert data["applied"]
+    assert json.dumps(cli.ok("recall", "u1", "shell_used")["beliefs"][0]["value"]) == '"fish"'
