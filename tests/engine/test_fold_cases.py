@@ -15,6 +15,7 @@ import pytest
 
 from recall_engine.fold import attach_elsewhere, fold
 from recall_engine.history import history
+from recall_engine.timeline import Timeline
 from recall_engine.records import Event, Replace, make_event
 
 from .helpers import (
@@ -222,12 +223,27 @@ CASES = [
           redefine("dislikes", "10-01", "multi", retroactive=True, excludes=("likes",))],
          [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
          [("09-09", ["mangoes"]), ("09-10", []), ("2027-01-01", [])]),
-    Case("exclusion-added-by-ordinary-redefine-governs-from-its-instant", "likes",
+    Case("exclusion-added-by-ordinary-redefine-covers-old-log-too", "likes",
          [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
           redefine("dislikes", "10-01", "multi", excludes=("likes",))],
          [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"),
           say("likes", "kiwis", "09-02"), say("dislikes", "kiwis", "10-05")],
-         [("09-10", ["mangoes", "kiwis"]), ("2027-01-01", ["mangoes"])]),
+         [("09-09", ["mangoes", "kiwis"]), ("09-10", ["kiwis"]), ("2027-01-01", [])]),
+    Case("exclusion-added-later-covers-the-old-log-as-of-too", "enjoys",  # issue 19's example
+         [declare("enjoys", "01-01", "multi"), declare("hates", "01-01", "multi"),
+          redefine("hates", "10-01", "multi", excludes=("enjoys",))],
+         [say("enjoys", "mangoes", "09-01"), say("hates", "mangoes", "09-10")],
+         [("09-09", ["mangoes"]), ("09-12", []), ("2027-01-01", [])]),
+    Case("exclusion-removed-later-no-longer-withdraws", "likes",
+         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)),
+          redefine("dislikes", "10-01", "multi")],
+         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+         [("09-10", ["mangoes"]), ("2027-01-01", ["mangoes"])]),
+    Case("historical-marked-later-is-never-withdrawn-even-before", "did",
+         [declare("did", "01-01", "multi"), declare("regrets", "01-01", "multi", excludes=("did",)),
+          redefine("did", "10-01", "multi", historical=True)],
+         [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")],
+         [("09-10", ["run a marathon"])]),
     Case("exclusion-names-resolve-at-read-time", "enjoys",
          [declare("enjoys", "01-01", "multi"), declare("likes", "01-01", "multi"),
           declare("dislikes", "01-01", "multi", excludes=("likes",)), merge("likes", "enjoys", "10-01")],
@@ -437,14 +453,16 @@ def test_issue_likes_then_dislikes_mangoes() -> None:
         ("assert", (), ("mangoes",), ""),
         ("exclude", ("mangoes",), (), "dislikes"),
     ]
-    # the exclusion added later: a retroactive redefine covers the old log...
+    # the exclusion added later covers the old log, retroactive or not (issue 19)...
     plain = [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi")]
-    retro = timeline(*plain, redefine("dislikes", "10-01", "multi", retroactive=True, excludes=("likes",)))
-    assert answer(log, "likes", retro) == [] and answer(log, "likes", retro, "09-10") == []
-    # ...an ordinary one governs only from its instant
-    ordinary = timeline(*plain, redefine("dislikes", "10-01", "multi", excludes=("likes",)))
-    assert answer(log, "likes", ordinary) == ["mangoes"]
-    assert answer(log + [say("dislikes", "mangoes", "10-02")], "likes", ordinary) == []
+    for retroactive in (True, False):
+        later = timeline(*plain, redefine("dislikes", "10-01", "multi", retroactive=retroactive, excludes=("likes",)))
+        assert answer(log, "likes", later) == [] and answer(log, "likes", later, "09-10") == []
+        assert answer(log, "likes", later, "09-09") == ["mangoes"]
+    # ...except in a recall-fold-v4 bundle, replayed with the rules it was written under
+    old = Timeline([*plain, redefine("dislikes", "10-01", "multi", excludes=("likes",))], fold_version="recall-fold-v4")
+    assert answer(log, "likes", old) == ["mangoes"]
+    assert answer(log + [say("dislikes", "mangoes", "10-02")], "likes", old) == []
 
 
 def test_issue_goal_and_did_see_each_other_elsewhere() -> None:
@@ -568,11 +586,12 @@ def test_fold_uses_no_clock_and_as_of_now_is_explicit() -> None:
     assert answer(log, "editor", timeline(*EDITOR), NOW + 10) == ["vim"]
 
 
-def test_history_and_fold_agree_for_exclusion_by_ordinary_redefine() -> None:
-    tl = timeline(declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
-                  redefine("dislikes", "10-01", "multi", excludes=("likes",)))
+@pytest.mark.parametrize("fold_version, withdrawn_at", [("recall-fold-v5", "09-10"), ("recall-fold-v4", "10-02")])
+def test_history_and_fold_agree_for_exclusion_by_ordinary_redefine(fold_version, withdrawn_at) -> None:
+    tl = Timeline([declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
+                   redefine("dislikes", "10-01", "multi", excludes=("likes",))], fold_version=fold_version)
     log = [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("dislikes", "mangoes", "10-02")]
     hist = history(log, SUBJECT, "likes", tl)
     assert [(s.action, s.after) for s in hist] == [("assert", ("mangoes",)), ("exclude", ())]
-    assert hist[-1].at == D("10-02")
-    assert fold(log, SUBJECT, "likes", tl, D("10-01")) and not fold(log, SUBJECT, "likes", tl, D("10-02"))
+    assert hist[-1].at == D(withdrawn_at)
+    assert fold(log, SUBJECT, "likes", tl, D(withdrawn_at) - 1) and not fold(log, SUBJECT, "likes", tl, D(withdrawn_at))
