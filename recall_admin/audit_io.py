@@ -11,7 +11,7 @@ from typing import Any
 
 from recall_engine.audit import build_bundle, import_events, verify
 from recall_engine.errors import AuditError
-from recall_engine.memory import Memory
+from recall_engine.memory import Memory, check_import_room
 from recall_engine.storage.base import MAX_PAIR_EVENTS
 from recall_engine.text import normalize_subject
 
@@ -52,6 +52,7 @@ def import_bundle(memory: Memory, data: bytes | str) -> dict[str, Any]:
     if len(batch) > MAX_PAIR_EVENTS + MAX_EXPORT:
         raise AuditError(f"the bundle holds more events than an import takes ({len(batch)})")
     if batch:
+        check_import_room(store, lambda: batch)  # no pair past the cap; nothing written if one would be
         store.append(batch)
     imported = store.count() - before
     return {"imported": imported, "skipped": len(batch) - imported, "digest": result.digest}

@@ -36,7 +36,7 @@ from .audit_digest import (
     q,
 )
 from .errors import AuditError, DigestMismatch, InvalidEvent, InvalidInput, RegistryError
-from .fold import fold, moves
+from .fold import fold, scope_ids
 from .instants import format_fixed, format_rfc3339, parse_instant
 from .records import (
     EVENT_VERSION,
@@ -57,6 +57,7 @@ AUDIT_V1 = "recall-audit-v1"  # the Go engine's envelope (read only)
 AUDIT_V2 = "recall-audit-v2"  # ours (written and read)
 GO_EVENT_VERSIONS = ("recall-event-v2", "recall-event-v1")
 GO_FOLD_VERSIONS = ("recall-fold-v3", "recall-fold-v2")
+OUR_FOLD_VERSIONS = (FOLD_VERSION, "recall-fold-v4")  # v4: excludes as of each event, replaced in-pair only
 GO_SOURCES = ("user_stated", "agent_inferred", "tool_result")
 
 MAX_EVENTS = 10_000  # per bundle (events), and per registry log
@@ -311,9 +312,10 @@ def _check_versions(env: _Envelope) -> None:
             raise AuditError(
                 f"event version {q(env.event_version)} cannot be replayed by this build, which writes {q(EVENT_VERSION)}"
             )
-        if env.fold_version != FOLD_VERSION:
+        if env.fold_version not in OUR_FOLD_VERSIONS:
             raise AuditError(
-                f"fold version {q(env.fold_version)} cannot be replayed by this build, which writes {q(FOLD_VERSION)}"
+                f"fold version {q(env.fold_version)} cannot be replayed by this build, which writes {q(FOLD_VERSION)} "
+                f"and reads {q(OUR_FOLD_VERSIONS[1])} with the rules it was written under"
             )
     elif env.version == AUDIT_V1:
         if env.event_version not in GO_EVENT_VERSIONS:
@@ -600,7 +602,7 @@ def go_timeline(registry: Mapping[str, Definition], log: Sequence[tuple[Event, R
         target = canonical(a)
         if target != a and a not in readable:
             records.append(LoggedRecord(_POS_INF, f"alias:{a}", RegistryRecord("merge", a, into=target)))
-    return Timeline(records=records)
+    return Timeline(records=records, fold_version=GO_FOLD_VERSIONS[0])  # Go's rules, Go's replaced
 
 
 # --- our registry view --------------------------------------------------------
@@ -644,9 +646,9 @@ def _check_registry_matches_log(registry: Mapping[str, dict[str, Any]], timeline
                 )
 
 
-def _our_timeline(log: Sequence[Event]) -> Timeline:
+def _our_timeline(log: Sequence[Event], fold_version: str = FOLD_VERSION) -> Timeline:
     try:
-        return Timeline(log)
+        return Timeline(log, fold_version=fold_version)
     except RegistryError as err:
         raise AuditError(_requote(str(err))) from None
 
@@ -662,19 +664,6 @@ def _target(e: Event, timeline: Timeline) -> str:
         if promo is not None:
             return promo[0]
     return c
-
-
-def bears_on(e: Event, predicate: str, timeline: Timeline) -> bool:
-    """Whether an event belongs in a bundle scoped to ``predicate``.
-
-    Its own history (every name that resolves to the predicate, notes promoted into
-    it) and every event the fold reads for it (semantics section 3: assertions under
-    predicates that exclude it, ``replaces`` naming it): decided by ``fold.moves``
-    itself, so a bundle always holds what the fold needs.
-    """
-    if timeline.canonical(e.predicate) == predicate or _target(e, timeline) == predicate:
-        return True
-    return bool(moves((e,), e.subject, predicate, timeline))
 
 
 def _class_error(e: Event, owner: str, d: Definition) -> AuditError:
@@ -702,11 +691,12 @@ def _check_scope_go(env: _Envelope, defs: Mapping[str, Definition], events: Sequ
 
 
 def _check_scope_ours(env: _Envelope, timeline: Timeline, events: Sequence[Event]) -> None:
+    wanted = scope_ids(events, env.scope_predicate, timeline) if env.scope_predicate else set()
     for e in events:
         if (e.subject, e.predicate) in RESERVED_PAIRS:
             raise AuditError(f"event {q(e.id)} belongs to the reserved pair {e.subject} / {e.predicate}")
         if (env.scope_subject and e.subject != env.scope_subject) or (
-            env.scope_predicate and not bears_on(e, env.scope_predicate, timeline)
+            env.scope_predicate and e.id not in wanted
         ):
             raise AuditError(f"event {q(e.id)} is outside scope")
         owner = timeline.canonical(e.predicate)
@@ -762,7 +752,7 @@ def verify(bundle: dict | str | bytes | bytearray, *, digest: str | None = None)
     if ours:
         events_digest = digest_v4(events)
         log_digest = digest_v4(log)
-        timeline = _our_timeline(log)  # 4
+        timeline = _our_timeline(log, env.fold_version)  # 4
         _check_registry_matches_log(env.registry, timeline)
         _check_scope_ours(env, timeline, events)  # 5
         _check_fingerprints(env.fingerprints["events"], events, "event")  # 6
@@ -934,11 +924,12 @@ def build_bundle(
         predicate = timeline.canonical(scope_predicate.strip())
 
     def in_scope(e: Event) -> bool:
-        return (
-            (e.subject, e.predicate) not in RESERVED_PAIRS
-            and (not subject or e.subject == subject)
-            and (not predicate or bears_on(e, predicate, timeline))
-        )
+        return (e.subject, e.predicate) not in RESERVED_PAIRS and (not subject or e.subject == subject)
+
+    if predicate:  # what the scope's folds read, its `replaced` included (fold.scope_ids)
+        events = [e for e in events if in_scope(e)]
+        wanted = scope_ids(events, predicate, timeline)
+        events = [e for e in events if e.id in wanted]
 
     # filter while streaming, so a whole collection can be passed without holding it
     kept: list[Event] = []

@@ -315,6 +315,46 @@ def walk(events: Iterable[Event], subject: str, predicate: str, timeline: Timeli
         yield Step(m, before, after, gone, changed)
 
 
+def reads(e: Event, predicate: str, timeline: Timeline) -> bool:
+    """Does the fold of ``predicate`` (for the event's subject) read this event for its held values?"""
+    c = timeline.canonical(e.predicate)
+    if c == predicate:
+        return True
+    if c == NOTE and not e.retraction:
+        promo = timeline.promotion(e.id)
+        if promo is not None and promo[0] == predicate:
+            return True
+    return bool(moves((e,), e.subject, predicate, timeline, cross=False))
+
+
+def scope_ids(events: Iterable[Event], predicate: str, timeline: Timeline) -> set[str]:
+    """Ids of every event the folds of ``predicate`` read, for every subject.
+
+    Its own input, and (fold v5) the input of each pair it excludes or names in a
+    ``replaces`` of the same subject, for ``replaced``. Applied to its own result it
+    gives the same set, so a bundle cut this way verifies with it.
+    """
+    evs = events if isinstance(events, (list, tuple)) else list(events)
+    out: set[str] = set()
+    related: dict[str, set[str]] = {}
+    for e in evs:
+        if reads(e, predicate, timeline):
+            out.add(e.id)
+            if timeline.rules_at_read and e.replaces and not e.retraction and timeline.canonical(e.predicate) == predicate:
+                related.setdefault(e.subject, set()).update(timeline.canonical(r.predicate) for r in e.replaces)
+    if not timeline.rules_at_read:
+        return out
+    excluded = timeline.excluded_by(predicate)
+    for e in evs:
+        if e.id in out:
+            continue
+        for x in excluded | related.get(e.subject, set()):
+            if x != predicate and reads(e, x, timeline):
+                out.add(e.id)
+                break
+    return out
+
+
 def beliefs_of(held: list[Held], predicate: str, timeline: Timeline) -> list[Belief]:
     return _beliefs({value_key(h.value): h for h in held}, predicate, timeline)
 
