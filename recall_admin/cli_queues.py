@@ -229,7 +229,7 @@ def register(app: typer.Typer) -> None:
         detailed_exitcode: DetailedOpt = False,
         reason: ReasonOpt = "",
     ) -> int:
-        """Add the exclusion between the predicates (a retroactive redefine, every subject)."""
+        """Add the exclusion between the predicates (a redefine; it covers every subject and the old log)."""
         from .conflicts import exclude_plan, lookup
 
         def build(st: Any) -> Any:
