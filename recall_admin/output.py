@@ -20,6 +20,8 @@ from rich.text import Text
 
 from recall_engine.values import value_text
 
+from .display import visible
+
 Renderer = Callable[[Console, Any], None]
 
 
@@ -117,7 +119,7 @@ def _marks(b: dict[str, Any]) -> Text:
     out = Text()
     parts: list[Text] = []
     if b.get("replaced"):
-        parts.append(Text("replaced " + ", ".join(value_text(p["value"]) for p in b["replaced"]), style="cyan"))
+        parts.append(Text("replaced " + prior_text(b["replaced"], b["predicate"]), style="cyan"))
     if b.get("elsewhere"):
         parts.append(
             Text(
@@ -134,6 +136,14 @@ def _marks(b: dict[str, Any]) -> Text:
             out.append("; ")
         out.append(p)
     return out
+
+
+def prior_text(replaced: Sequence[dict[str, Any]], predicate: str) -> str:
+    """`replaced` entries: a value of the same pair as itself, another pair's as ``likes: mangoes``."""
+    return ", ".join(
+        visible((f"{p['predicate']}: " if p.get("predicate") not in (None, "", predicate) else "") + value_text(p["value"]))
+        for p in replaced
+    )
 
 
 # --- beliefs ----------------------------------------------------------------------
@@ -190,12 +200,16 @@ def render_forget(con: Console, data: dict[str, Any]) -> None:
 # --- history, diff, explain ---------------------------------------------------------
 
 
-def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None) -> Table:
+def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None, predicate: str = "") -> Table:
     t = table("at", "action", "value", "before → after", "source", title=title)
     for s in steps:
         action = s["action"]
         if s.get("via") and action in ("exclude", "replaces"):
             action += f" ({s['via']})"
+        if s.get("promoted_to"):
+            action = s["promoted_to"]["text"]
+        if s.get("replaced") and s["action"] in ("assert", "promote"):
+            action += "; replaced " + prior_text(s["replaced"], predicate)
         change = Text.assemble(vals(s["before"]), " → ", vals(s["after"]))
         value = val(s["value"]) if s["value"] is not None else Text("all" if s["action"] == "retract_all" else "—", style="dim")
         t.add_row(txt(s["at"]), txt(action), value, change, txt(s.get("source", "")))
@@ -206,7 +220,7 @@ def render_history(con: Console, data: dict[str, Any]) -> None:
     now = ", ".join(value_text(v) for v in data["believed_now"]) or "nothing"
     con.print(Text.assemble((f"{data['subject']} / {data['predicate']}", "bold"), f": believed now: {now}"))
     if data["steps"]:
-        con.print(steps_table(data["steps"]))
+        con.print(steps_table(data["steps"], predicate=data["predicate"]))
     else:
         con.print(Text("No events.", style="dim"))
 
@@ -239,7 +253,7 @@ def render_explain(con: Console, data: dict[str, Any]) -> None:
             t.add_row(txt(r["at"]), txt(r["op"]), txt(r["name"]), txt(r["change"]), txt(r.get("operator") or ""))
         con.print(t)
     if data["steps"]:
-        con.print(steps_table(data["steps"], title="History"))
+        con.print(steps_table(data["steps"], title="History", predicate=data["predicate"]))
     evidence = [e for e in data.get("events", []) if e.get("evidence")]
     if evidence:
         t = table("event", "evidence", title="Evidence")

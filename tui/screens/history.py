@@ -41,6 +41,12 @@ class StepRows(Sequence):
         if row is None:
             s = self.h.steps[i]
             action = s.action + (f" by {s.via}" if s.via and s.action in ("exclude", "replaces") else "")
+            if s.promoted_to is not None:
+                action = s.describe()
+            elif s.replaced and s.action in ("assert", "promote"):
+                action += "; replaced " + ", ".join(
+                    (f"{r.predicate}: " if r.predicate and r.predicate != self.h.predicate else "") + fmt.values([r.value])
+                    for r in s.replaced)
             row = self.cache[i] = (
                 (fmt.instant(s.at), "dim"),
                 (action, ACTION_STYLE.get(s.action, "")),
