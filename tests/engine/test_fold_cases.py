@@ -595,3 +595,65 @@ def test_history_and_fold_agree_for_exclusion_by_ordinary_redefine(fold_version,
     assert [(s.action, s.after) for s in hist] == [("assert", ("mangoes",)), ("exclude", ())]
     assert hist[-1].at == D(withdrawn_at)
     assert fold(log, SUBJECT, "likes", tl, D(withdrawn_at) - 1) and not fold(log, SUBJECT, "likes", tl, D(withdrawn_at))
+
+
+# --- replaced across pairs (issue 18) -------------------------------------------------------
+
+PA = [declare("likes", "01-01", "multi", excludes=("dislikes",)), declare("dislikes", "01-01", "multi", excludes=("likes",)),
+      declare("goal", "01-01", "multi"), declare("did", "01-01", "multi", historical=True),
+      declare("regrets", "01-01", "multi", excludes=("did",))]
+_LIKE = say("likes", "mangoes", "09-01")
+_DISLIKE = say("dislikes", "mangoes", "09-10")
+_GOAL = say("goal", "run a marathon", "09-01")
+_DID = say("did", "run a marathon", "09-10", replaces=[("goal", "run a marathon"), ("goal", "learn piano")])
+_DID_RETRACTION = retract("goal", "run a marathon", "09-10", caused_by=_DID.id)  # what remember appends with it
+
+
+class ReplacedCase(NamedTuple):
+    id: str
+    predicate: str
+    events: list
+    when: str
+    expect: list  # (value, [(predicate, value, event id)])
+
+
+REPLACED_CASES = [
+    ReplacedCase("exclusion-lists-the-withdrawn-like", "dislikes", [_LIKE, _DISLIKE], "09-10",
+                 [("mangoes", [("likes", "mangoes", _LIKE.id)])]),
+    ReplacedCase("as-of-before-the-statement", "dislikes", [_LIKE, _DISLIKE], "09-09", []),
+    ReplacedCase("nothing-held-there-nothing-listed", "dislikes", [_DISLIKE], "09-10", [("mangoes", [])]),
+    ReplacedCase("replaces-lists-the-goal-only-once", "did", [_GOAL, _DID, _DID_RETRACTION], "09-10",
+                 [("run a marathon", [("goal", "run a marathon", _GOAL.id)])]),
+    ReplacedCase("replaces-without-its-retraction", "did", [_GOAL, _DID], "09-10",
+                 [("run a marathon", [("goal", "run a marathon", _GOAL.id)])]),
+    ReplacedCase("a-restatement-keeps-the-correction", "dislikes",
+                 [_LIKE, _DISLIKE, say("dislikes", "Mangoes", "09-20")], "09-20",
+                 [("Mangoes", [("likes", "mangoes", _LIKE.id)])]),
+    ReplacedCase("a-restatement-that-corrects-again-lists-the-new-correction", "dislikes",
+                 [_LIKE, _DISLIKE, say("likes", "mangoes", "09-15"), say("dislikes", "mangoes", "09-20")], "09-20",
+                 [("mangoes", [("likes", "mangoes", say("likes", "mangoes", "09-15").id)])]),
+    ReplacedCase("historical-is-never-withdrawn-so-never-listed", "regrets",
+                 [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")], "09-10",
+                 [("run a marathon", [])]),
+    ReplacedCase("multi-valued-accumulates-and-replaces-nothing", "goal",
+                 [_GOAL, say("goal", "swim", "09-02")], "09-02",
+                 [("run a marathon", []), ("swim", [])]),
+]
+
+
+@pytest.mark.parametrize("case", REPLACED_CASES, ids=[c.id for c in REPLACED_CASES])
+def test_replaced_across_pairs(case: ReplacedCase) -> None:
+    out = fold(case.events, SUBJECT, case.predicate, timeline(*PA), D(case.when))
+    assert [(b.value, [(p.predicate, p.value, p.event_id) for p in b.replaced]) for b in out] == case.expect
+
+
+def test_replaced_own_pair_is_named_and_a_v4_timeline_keeps_the_old_form() -> None:
+    log = [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02")]
+    [b] = fold(log, SUBJECT, "editor", timeline(*EDITOR), D("09-03"))
+    assert [(p.predicate, p.value) for p in b.replaced] == [("editor", "vim")]
+    assert b.to_json()["replaced"][0]["predicate"] == "editor"
+    old = Timeline(PA, fold_version="recall-fold-v4")
+    [b] = fold([_LIKE, _DISLIKE], SUBJECT, "dislikes", old, D("09-10"))
+    assert b.replaced == ()  # v4 listed only its own pair
+    [b] = fold(log, SUBJECT, "editor", Timeline(EDITOR, fold_version="recall-fold-v4"), D("09-03"))
+    assert "predicate" not in b.to_json()["replaced"][0]
