@@ -709,3 +709,47 @@ def test_the_documented_example_bundle_is_stable():
     [b] = replay(data)
     assert (b.value, b.event_id) == ("Helix", ev[0].id)
     assert replay(rebuilt) == [b]
+
+
+# --- fold versions: v5 (exclusions at the read, replaced across pairs); v4 kept (issues 18, 19) ---
+
+
+def _as_v4(b: dict) -> dict:
+    """The same bundle as a recall-fold-v4 export would have written it."""
+    old = copy.deepcopy(b)
+    old["fold_version"] = "recall-fold-v4"
+    old["digest"] = bundle_checksum_v2(
+        version=old["version"], event_version=old["event_version"], fold_version="recall-fold-v4",
+        scope_subject=old["scope"]["subject"], scope_predicate=old["scope"]["predicate"], as_of=parse_instant(old["as_of"]),
+        events_digest=digest_v4([_decode(e) for e in old["events"]]), registry=old["registry"],
+        registry_log_digest=digest_v4([_decode(e) for e in old["registry_log"]]),
+    )
+    return old
+
+
+def test_a_v4_bundle_replays_with_the_rules_it_was_written_under():
+    log = [declare("enjoys", "multi", at=0), declare("hates", "multi", at=0),
+           RegistryRecord("redefine", "hates", Definition("hates", "multi", "string", "hates words", excludes=("enjoys",))).to_event(t(60))]
+    events = [make_event("user", "enjoys", "mangoes", t(1)), make_event("user", "hates", "mangoes", t(2))]
+    v5 = build_bundle(events, log, as_of=t(120))
+    v4 = _as_v4(v5)
+    assert verify(v4).fold_version == "recall-fold-v4"
+    now = {(b.predicate, b.value): [(p.predicate, p.value) for p in b.replaced] for b in replay(v5)}
+    assert now == {("hates", "mangoes"): [("enjoys", "mangoes")]}  # the exclusion covers the old log
+    then = {(b.predicate, b.value): [p.value for p in b.replaced] for b in replay(v4)}
+    assert then == {("enjoys", "mangoes"): [], ("hates", "mangoes"): []}  # v4: from the redefine's instant on
+
+
+def test_a_predicate_scoped_bundle_carries_what_replaced_needs():
+    log = [declare("goal", "multi", at=0), declare("did", "multi", at=0, historical=True),
+           declare("likes", "multi", at=0), declare("dislikes", "multi", at=0, excludes=("likes",))]
+    did = make_event("user", "did", "run a marathon", t(2), replaces=(Replace("goal", "run a marathon"),))
+    events = [make_event("user", "goal", "run a marathon", t(1)), did,
+              make_event("user", "goal", "run a marathon", t(2), retraction=True, caused_by=did.id),
+              make_event("user", "goal", "swim", t(3)), make_event("user", "likes", "tea", t(3)),
+              make_event("bob", "goal", "run a marathon", t(1))]
+    b = build_bundle(events, log, as_of=t(10), scope_predicate="did")
+    kept = {e["id"] for e in b["events"]}
+    assert kept == {e.id for e in events[:4]}  # the goal pair it corrected, not likes, not bob
+    [belief] = replay(b)
+    assert [(p.predicate, p.value) for p in belief.replaced] == [("goal", "run a marathon")]
