@@ -208,8 +208,9 @@ def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None, predi
             action += f" ({s['via']})"
         if s.get("promoted_to"):
             action = s["promoted_to"]["text"]
-        if s.get("replaced") and s["action"] in ("assert", "promote"):
-            action += "; replaced " + prior_text(s["replaced"], predicate)
+        elsewhere = [p for p in s.get("replaced", []) if p.get("predicate") not in (None, "", predicate)]
+        if elsewhere:  # its own pair's are in before → after already
+            action += "; replaced " + prior_text(elsewhere, predicate)
         change = Text.assemble(vals(s["before"]), " → ", vals(s["after"]))
         value = val(s["value"]) if s["value"] is not None else Text("all" if s["action"] == "retract_all" else "—", style="dim")
         t.add_row(txt(s["at"]), txt(action), value, change, txt(s.get("source", "")))
