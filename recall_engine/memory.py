@@ -360,9 +360,6 @@ class Memory:
                 replaces=[Replace(rp, rv) for rp, rv, _ in wants if rp],
             )
         cause = statement.id if statement else held.event_id  # type: ignore[union-attr]
-        if statement is not None:
-            # the cap refuses a write that would exceed it; restating a held value writes nothing
-            self._check_room(s, p, own, 1)
 
         retractions: list[Event] = []
         unreplaced: list[Unreplaced] = []
@@ -377,12 +374,17 @@ class Memory:
                 continue
             stored = target.stored_as or target.predicate
             if target.predicate != p:
-                self._check_room(s, target.predicate, self.store.pair_events(s, tl.stored_names(target.predicate)), 1)
+                n = sum(1 for w in withdrawn if w.predicate == target.predicate) + 1
+                self._check_room(s, target.predicate, self.store.pair_events(s, tl.stored_names(target.predicate)), n)
             retractions.append(
                 make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause)
             )
             withdrawn.append(target)
 
+        # the cap refuses a write that would exceed it; restating a held value writes nothing here
+        here = (1 if statement else 0) + sum(1 for w in withdrawn if w.predicate == p)
+        if here:
+            self._check_room(s, p, own, here)
         events = [define.to_event(define_at, source="tool_result")] if define else []
         events += ([statement] if statement else []) + retractions
         if events:
