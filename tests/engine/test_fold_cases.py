@@ -647,6 +647,17 @@ def test_replaced_across_pairs(case: ReplacedCase) -> None:
     assert [(b.value, [(p.predicate, p.value, p.event_id) for p in b.replaced]) for b in out] == case.expect
 
 
+def test_a_restatement_that_corrects_again_lists_only_the_new_correction() -> None:
+    """One-way exclusion: the second dislikes is a restatement of a held value."""
+    like2 = say("likes", "mangoes", "09-15")
+    log = [_LIKE, _DISLIKE, like2, say("dislikes", "Mangoes", "09-20")]
+    tl = timeline(*LIKES)
+    [held_then] = fold(log, SUBJECT, "dislikes", tl, D("09-15"))
+    assert [(p.predicate, p.event_id) for p in held_then.replaced] == [("likes", _LIKE.id)]
+    [b] = fold(log, SUBJECT, "dislikes", tl, D("09-20"))
+    assert (b.value, [(p.predicate, p.event_id) for p in b.replaced]) == ("Mangoes", [("likes", like2.id)])
+
+
 def test_replaced_own_pair_is_named_and_a_v4_timeline_keeps_the_old_form() -> None:
     log = [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02")]
     [b] = fold(log, SUBJECT, "editor", timeline(*EDITOR), D("09-03"))
