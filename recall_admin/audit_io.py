@@ -12,7 +12,7 @@ from typing import Any
 from recall_engine.admission import Admission
 from recall_engine.audit import build_bundle, import_events, verify
 from recall_engine.errors import AuditError, InvalidInput
-from recall_engine.memory import Memory
+from recall_engine.memory import Memory, check_import_room
 from recall_engine.storage.base import MAX_PAIR_EVENTS
 from recall_engine.text import normalize_subject
 
@@ -57,6 +57,7 @@ def import_bundle(memory: Memory, data: bytes | str) -> dict[str, Any]:
     except InvalidInput as e:
         raise AuditError(f"the bundle cannot be imported into this store: {e.message}; nothing was imported") from None
     if batch:
+        check_import_room(store, lambda: batch)  # no pair past the cap; nothing written if one would be
         store.append(batch)
     imported = store.count() - before
     return {"imported": imported, "skipped": len(batch) - imported, "digest": result.digest}

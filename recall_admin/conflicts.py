@@ -19,9 +19,10 @@ Decisions (each previewed as a plan, except dismiss):
   with ``replaces`` naming each losing belief, plus the explicit retraction of each
   losing belief ``caused_by`` that statement (the events ``Memory.remember`` appends
   for a correction);
-- **exclude** adds the exclusion both ways (``retroactive``: old logs included), so
-  that whichever of the two was stated later wins; a historical predicate is never
-  the target of an exclusion (it would never be withdrawn anyway);
+- **exclude** adds the exclusion both ways, a plain ``redefine`` (exclusions are read as
+  the registry stands at every read, so old logs are covered), so that whichever of
+  the two was stated later wins; a historical predicate is never the target of an
+  exclusion (it would never be withdrawn anyway);
 - **dismiss** appends a ``review_decision``; the conflict stays away until either
   belief changes.
 """
@@ -362,7 +363,7 @@ def exclude_plan(stager: Stager, conflicts: Sequence[Conflict], by: str | None =
         targets = [x for x in preds if x != a and x not in have and not (tl.definition(x) or d).historical]
         if not targets:
             continue
-        sub = stager.redefine(a, add_excludes=targets, retroactive=True, reason=reason)
+        sub = stager.redefine(a, add_excludes=targets, reason=reason)
         records.extend(sub.records)
         added[a] = targets
     if not records:
@@ -370,7 +371,7 @@ def exclude_plan(stager: Stager, conflicts: Sequence[Conflict], by: str | None =
             f"nothing to add: {' and '.join(preds)} already exclude each other where an exclusion can withdraw "
             f"anything (a historical predicate is never withdrawn by an exclusion); confirm or dismiss instead"
         )
-    title = "exclude: " + "; ".join(f"{a} excludes {', '.join(x)}" for a, x in added.items()) + " (whole history)"
+    title = "exclude: " + "; ".join(f"{a} excludes {', '.join(x)}" for a, x in added.items())
     subjects = sorted({c.subject for c in conflicts})
     return stager._plan(
         "exclude", title, records, preds, reason=reason,

@@ -125,7 +125,11 @@ class Stager:
             raise PlanError(f"redefine {p}: nothing to change (the definition already says that)")
         changes = _describe_changes(d, new)
         rec = RegistryRecord(op="redefine", name=p, definition=new, retroactive=retroactive)
-        title = f"redefine {p}: {changes or 'same rules'}" + (" (whole history)" if retroactive else " (from now on)")
+        # excludes and historical are read as the registry stands at every read (docs/registry.md):
+        # only a change of cardinality or allowed values is "from now on"
+        now_only = new.cardinality != d.cardinality or new.allowed != d.allowed
+        title = f"redefine {p}: {changes or 'same rules'}" + (
+            " (whole history)" if retroactive else " (from now on)" if now_only else "")
         scope = {p, *d.excludes, *new.excludes}
         return self._plan("redefine", title, [rec], scope, reason=reason, details={"from": d.to_json(), "to": new.to_json()})
 
@@ -426,6 +430,16 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
                 risks.append({"flag": "cardinality_mismatch", "detail": (
                     f"{r.name} is {a.cardinality}-valued and {r.into} is {b.cardinality}-valued: after the merge, "
                     f"{r.name}'s history folds under {r.into}'s {b.cardinality}-valued rules")})
+    ruled = [r.name for r in plan.records if r.definition is not None and _rules_changed(before.definition(r.name), r.definition)]
+    if ruled:
+        per_rule: dict[str, int] = {}
+        for c in impact.changes:
+            if c.history_changed or c.replaced_changes:
+                per_rule[c.predicate] = per_rule.get(c.predicate, 0) + 1
+        where = ", ".join(f"{n} of {p}" for p, n in sorted(per_rule.items())) or "none"
+        risks.append({"flag": "whole_log", "detail": (
+            f"the excludes or historical rule of {' and '.join(ruled)} covers the whole log, old statements "
+            f"included: {sum(per_rule.values())} pair(s) change their history or what they list as replaced ({where})")})
     if retro:
         per: dict[str, int] = {}
         for c in impact.changes:
@@ -449,6 +463,13 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
         risks.append({"flag": "new_conflicts", "detail": (
             f"{len(impact.conflicts_created)} subject(s) would hold one value under two predicates")})
     return risks
+
+
+def _rules_changed(old: Definition | None, new: Definition) -> bool:
+    """Does a definition change excludes or historical (rules read at every read)?"""
+    if old is None:
+        return bool(new.excludes) or new.historical
+    return set(old.excludes) != set(new.excludes) or old.historical != new.historical
 
 
 # --- apply and revert -------------------------------------------------------

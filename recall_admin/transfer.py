@@ -18,6 +18,7 @@ from typing import Callable, Iterable, Iterator, TextIO
 from recall_engine import clock
 from recall_engine.admission import Admission
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
+from recall_engine.memory import check_import_room
 from recall_engine.records import REGISTRY_SUBJECT, Event, check_id, decode_event
 from recall_engine.registry import decode_record
 from recall_engine.storage.base import Store
@@ -150,6 +151,8 @@ def import_file(store: Store, path: str, progress: Progress | None = None,
         source = _decode_all(_lines(path))
     if total == 0:
         return ImportResult(0, 0, 0)
+    # no pair may end past the cap (it could no longer be read): refused before any row is written
+    check_import_room(store, (lambda: events) if path == "-" else (lambda: _decode_all(_lines(path))))
     return import_events(store, source, total, progress, batch_size)
 
 

@@ -3,8 +3,10 @@
 ``fold`` is pure (no clock, no I/O). Its input may be any superset of what the
 pair needs: the pair's own events under every name that resolves to it, note
 events promoted into it, and the subject's events under predicates that
-exclude it or that name it in ``replaces``. Everything else is ignored, so the
-same log in any order, or with an event twice, folds the same.
+exclude it or that name it in ``replaces``; and, for ``replaced`` (docs/fold.md),
+the same for every pair this one excludes or names in a ``replaces``. Everything
+else is ignored, so the same log in any order, or with an event twice, folds the
+same.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ RETRACT = "retract"  # a targeted retraction
 CLEAR = "retract_all"  # a blanket retraction
 EXCLUDE = "exclude"  # an assertion under a predicate that excludes this one
 REPLACES = "replaces"  # an assertion whose `replaces` names a value of this pair
+CROSS = "withdrew"  # values another pair stopped holding because of a statement of this pair
+PROMOTED_OUT = "promoted_to"  # a note event read as an assertion of another predicate (note pair only)
 
 
 @dataclass(slots=True)
@@ -37,6 +41,8 @@ class Move:
     via: str = ""  # EXCLUDE: the excluding predicate
     promoted: bool = False
     keys: tuple[str, ...] = ()  # REPLACES: the value keys named
+    credit: str = ""  # CROSS: the id of this pair's statement that withdrew them
+    gone: tuple["Held", ...] = ()  # CROSS: what the other pair (``via``) stopped holding
 
 
 @dataclass(slots=True)
@@ -45,6 +51,8 @@ class Held:
     value: Value
     replaced: tuple["Held", ...]  # the values this one displaced, one step back
     promoted: bool
+    pair: str = ""  # as an entry of ``replaced``: the other predicate it was withdrawn from
+    fresh: bool = False  # ``replaced`` is this statement's own correction, not one a restatement kept
 
 
 @dataclass(slots=True)
@@ -75,8 +83,9 @@ def _put(out: dict[tuple[str, str], Move], k: tuple[str, str], m: Move) -> None:
         out[k] = m
 
 
-def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> list[Move]:
+def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, *, cross: bool = True) -> list[Move]:
     """Classify and order the events that bear on one pair."""
+    events = events if isinstance(events, (list, tuple)) else list(events)
     canonical = timeline.canonical
     excluders = timeline.excluders(predicate)
     out: dict[tuple[str, str], Move] = {}
@@ -102,7 +111,10 @@ def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timel
         if c == NOTE and not e.retraction:
             promo = timeline.promotion(e.id)
             if promo is not None:
-                if promo[0] == predicate:
+                if predicate == NOTE:
+                    # seen from the note's side: never held here, shown where it went
+                    _put(out, (e.id, PROMOTED_OUT), Move(e.observed_at, 0, e, PROMOTED_OUT, promo[1].value, value_key(promo[1].value), via=promo[0]))
+                elif promo[0] == predicate:
                     _put(out, (e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, promo[1].value, value_key(promo[1].value), promoted=True))
                 elif promo[0] in excluders:
                     # a promoted note reads as an assertion of its predicate: it excludes like one
@@ -123,7 +135,46 @@ def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timel
             )
             if keys:
                 _put(out, (e.id, REPLACES), Move(e.observed_at, 1, e, REPLACES, None, "", keys=keys))
-    return sorted(out.values(), key=lambda m: (m.at, m.order, m.event.id, m.action))
+    found = sorted(out.values(), key=_order)
+    if cross and timeline.rules_at_read:
+        extra = _cross_moves(events, subject, predicate, timeline, found)
+        if extra:
+            found = sorted([*found, *extra], key=_order)
+    return found
+
+
+def _order(m: Move) -> tuple[int, int, str, str]:
+    return (m.at, m.order, m.event.id, m.action)
+
+
+def _cross_moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, own: list[Move]) -> list[Move]:
+    """What this pair's statements withdrew from other pairs, for ``replaced`` (fold v5).
+
+    The other pairs are the ones this predicate excludes and the ones its statements
+    name in ``replaces``; each is walked (without this step, so nothing recurses) and
+    every value it stopped holding through one of our statements is credited to that
+    statement: its exclusion, its ``replaces``, or a retraction ``caused_by`` it.
+    A historical pair is never withdrawn that way, so it is never listed.
+    """
+    ids = {m.event.id for m in own if m.action == ASSERT}
+    if not ids:
+        return []
+    canonical = timeline.canonical
+    others = timeline.excluded_by(predicate)
+    for m in own:
+        if m.action == ASSERT and not m.promoted:
+            others.update(canonical(r.predicate) for r in m.event.replaces)
+    others.discard(predicate)
+    out: list[Move] = []
+    for x in sorted(others):
+        for st in walk(events, subject, x, timeline, cross=False):
+            if not st.withdrawn:
+                continue
+            m = st.move
+            credit = m.event.id if m.action in (EXCLUDE, REPLACES) else m.event.caused_by if m.action == RETRACT else ""
+            if credit in ids:
+                out.append(Move(m.at, 1, m.event, CROSS, None, "", via=x, credit=credit, gone=tuple(st.withdrawn)))
+    return out
 
 
 def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -> list[Held]:
@@ -141,7 +192,7 @@ def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -
         # only for the beliefs that come out (most steps of a long history never do)
         replaced = tuple(others) if others else (prev.replaced if prev else ())
         held.clear()
-        held[m.key] = Held(m.event, m.value, replaced, m.promoted)  # type: ignore[arg-type]
+        held[m.key] = Held(m.event, m.value, replaced, m.promoted, fresh=bool(others))  # type: ignore[arg-type]
         return others
     if m.action == RETRACT:
         h = held.pop(m.key, None)
@@ -150,6 +201,17 @@ def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -
         gone = list(held.values())
         held.clear()
         return gone
+    if m.action == CROSS:
+        # the statement's own correction in another pair: it replaces what a restatement
+        # kept; several corrections of one statement add up
+        for k, h in held.items():
+            if h.event.id == m.credit:
+                gone = tuple(Held(g.event, g.value, (), g.promoted, pair=m.via) for g in m.gone)
+                held[k] = Held(h.event, h.value, (h.replaced if h.fresh else ()) + gone, h.promoted, fresh=True)
+                break
+        return []
+    if m.action == PROMOTED_OUT:
+        return []
     if m.action == EXCLUDE:
         if m.key in held and timeline.excludes_at(m.via, predicate, m.at) and not timeline.historical_at(predicate, m.at):
             return [held.pop(m.key)]
@@ -164,12 +226,21 @@ def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -
     return gone
 
 
-def _beliefs(held: dict[str, Held], predicate: str) -> list[Belief]:
+def prior_values(h: Held, predicate: str, timeline: Timeline) -> tuple[PriorValue, ...]:
+    """A held value's ``replaced`` as it is shown (with predicates from fold v5 on)."""
+    named = timeline.rules_at_read
+    return tuple(
+        PriorValue(r.value, r.event.observed_at, r.event.id, r.event.source, (r.pair or predicate) if named else "")
+        for r in h.replaced
+    )
+
+
+def _beliefs(held: dict[str, Held], predicate: str, timeline: Timeline) -> list[Belief]:
     out = []
     for h in held.values():
         b = belief_from_event(h.event, predicate, h.value, promoted=h.promoted)
         if h.replaced:
-            prior = tuple(PriorValue(r.value, r.event.observed_at, r.event.id, r.event.source) for r in h.replaced)
+            prior = prior_values(h, predicate, timeline)
             b = Belief(
                 b.subject, b.predicate, b.value, b.observed_at, b.event_id, b.source, b.confidence, b.kind,
                 b.evidence, b.evidence_id, b.stored_as, prior, (), b.promoted_from,
@@ -188,7 +259,7 @@ def fold(events: Iterable[Event], subject: str, predicate: str, timeline: Timeli
             if m.at > at:
                 break
             _apply(m, held, predicate, timeline)
-    return _beliefs(held, predicate)
+    return _beliefs(held, predicate, timeline)
 
 
 def _fold_plain(events: list[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> dict[str, Held] | None:
@@ -229,10 +300,13 @@ def _fold_plain(events: list[Event], subject: str, predicate: str, timeline: Tim
     return held
 
 
-def walk(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> Iterator[Step]:
-    """Every move of the pair in fold order, with the values held before and after it."""
+def walk(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, *, cross: bool = True) -> Iterator[Step]:
+    """Every move of the pair in fold order, with the values held before and after it.
+
+    ``cross=False`` leaves out what the pair's statements withdrew elsewhere (held
+    values are the same either way; only ``replaced`` differs)."""
     held: dict[str, Held] = {}
-    for m in moves(events, subject, predicate, timeline):
+    for m in moves(events, subject, predicate, timeline, cross=cross):
         before = list(held.values())
         before_ids = [(h.event.id, h.value) for h in before]
         gone = _apply(m, held, predicate, timeline)
@@ -241,8 +315,48 @@ def walk(events: Iterable[Event], subject: str, predicate: str, timeline: Timeli
         yield Step(m, before, after, gone, changed)
 
 
-def beliefs_of(held: list[Held], predicate: str) -> list[Belief]:
-    return _beliefs({value_key(h.value): h for h in held}, predicate)
+def reads(e: Event, predicate: str, timeline: Timeline) -> bool:
+    """Does the fold of ``predicate`` (for the event's subject) read this event for its held values?"""
+    c = timeline.canonical(e.predicate)
+    if c == predicate:
+        return True
+    if c == NOTE and not e.retraction:
+        promo = timeline.promotion(e.id)
+        if promo is not None and promo[0] == predicate:
+            return True
+    return bool(moves((e,), e.subject, predicate, timeline, cross=False))
+
+
+def scope_ids(events: Iterable[Event], predicate: str, timeline: Timeline) -> set[str]:
+    """Ids of every event the folds of ``predicate`` read, for every subject.
+
+    Its own input, and (fold v5) the input of each pair it excludes or names in a
+    ``replaces`` of the same subject, for ``replaced``. Applied to its own result it
+    gives the same set, so a bundle cut this way verifies with it.
+    """
+    evs = events if isinstance(events, (list, tuple)) else list(events)
+    out: set[str] = set()
+    related: dict[str, set[str]] = {}
+    for e in evs:
+        if reads(e, predicate, timeline):
+            out.add(e.id)
+            if timeline.rules_at_read and e.replaces and not e.retraction and timeline.canonical(e.predicate) == predicate:
+                related.setdefault(e.subject, set()).update(timeline.canonical(r.predicate) for r in e.replaces)
+    if not timeline.rules_at_read:
+        return out
+    excluded = timeline.excluded_by(predicate)
+    for e in evs:
+        if e.id in out:
+            continue
+        for x in excluded | related.get(e.subject, set()):
+            if x != predicate and reads(e, x, timeline):
+                out.add(e.id)
+                break
+    return out
+
+
+def beliefs_of(held: list[Held], predicate: str, timeline: Timeline) -> list[Belief]:
+    return _beliefs({value_key(h.value): h for h in held}, predicate, timeline)
 
 
 def attach_elsewhere(beliefs: list[Belief]) -> list[Belief]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
-from .fold import ASSERT, CLEAR, EXCLUDE, REPLACES, RETRACT, Held, Step, beliefs_of, walk
+from .fold import ASSERT, CLEAR, CROSS, EXCLUDE, PROMOTED_OUT, REPLACES, RETRACT, Held, Step, beliefs_of, walk
 from .instants import format_rfc3339
-from .records import Belief, Event
+from .records import Belief, Event, PriorValue
 from .registry import RegistryRecord
 from .timeline import LoggedRecord, Timeline
 from .values import Value, value_key
@@ -17,7 +17,7 @@ from .values import Value, value_key
 class HistoryStep:
     at: int
     event_id: str
-    action: str  # assert, retract, retract_all, exclude, replaces, promote
+    action: str  # assert, retract, retract_all, exclude, replaces, promote, promoted_to
     value: Value | None
     stored_as: str  # the name the event was stored under
     before: tuple[Value, ...]
@@ -25,11 +25,22 @@ class HistoryStep:
     withdrawn: tuple[Value, ...]
     source: str
     evidence: str
-    via: str = ""  # for exclude: the excluding predicate
+    via: str = ""  # for exclude: the excluding predicate; for promoted_to: where the note went
     caused_by: str = ""
+    # an assertion: what it displaced, here and (through excludes or replaces) in other pairs
+    replaced: tuple[PriorValue, ...] = ()
+    # promoted_to (a note's history): (predicate, value, plan, promote record id)
+    promoted_to: tuple[str, Value, str, str] | None = None
+
+    def describe(self) -> str:
+        """A note's step that left for a typed predicate, in words (history, explain)."""
+        if self.promoted_to is None:
+            return ""
+        p, v, plan, rec = self.promoted_to
+        return f"promoted to {p} = {v!r} " + (f"by plan {plan}" if plan else f"by registry event {rec}")
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "at": format_rfc3339(self.at),
             "event_id": self.event_id,
             "action": self.action,
@@ -42,21 +53,35 @@ class HistoryStep:
             "evidence": self.evidence,
             "via": self.via,
             "caused_by": self.caused_by,
+            "replaced": [p.to_json() for p in self.replaced],
         }
+        if self.promoted_to is not None:
+            p, v, plan, rec = self.promoted_to
+            out["promoted_to"] = {"predicate": p, "value": v, "plan": plan, "record_id": rec, "text": self.describe()}
+        return out
 
 
 def _values(held: list[Held]) -> tuple[Value, ...]:
     return tuple(h.value for h in held)
 
 
-def _history_step(s: Step) -> HistoryStep:
+def _priors(held: Iterable[Held], predicate: str) -> tuple[PriorValue, ...]:
+    return tuple(PriorValue(h.value, h.event.observed_at, h.event.id, h.event.source, predicate) for h in held)
+
+
+def _history_step(s: Step, predicate: str, timeline: Timeline) -> HistoryStep:
     m = s.move
     action = "promote" if m.promoted else m.action
+    promoted_to = None
+    if m.action == PROMOTED_OUT:
+        promo = timeline.promotion(m.event.id)
+        rec = timeline.record(promo[2]) if promo else None
+        promoted_to = (m.via, m.value, rec.record.plan if rec else "", promo[2] if promo else "")
     return HistoryStep(
         at=m.at,
         event_id=m.event.id,
         action=action,
-        value=m.value if m.action != REPLACES else None,
+        value=m.event.value if m.action == PROMOTED_OUT else m.value if m.action != REPLACES else None,
         stored_as=m.event.predicate,
         before=_values(s.before),
         after=_values(s.after),
@@ -65,21 +90,41 @@ def _history_step(s: Step) -> HistoryStep:
         evidence=m.event.evidence or (str(m.event.value) if m.promoted else ""),
         via=m.via or (m.event.predicate if m.action == REPLACES else ""),
         caused_by=m.event.caused_by,
+        replaced=_priors(s.withdrawn, predicate) if m.action == ASSERT else (),
+        promoted_to=promoted_to,
     )
+
+
+def _steps(steps: Iterable[Step], predicate: str, timeline: Timeline) -> list[HistoryStep]:
+    """History steps of a walk: what another pair stopped holding because of one of this
+    pair's statements joins that statement's ``replaced``; an exclusion or a ``replaces``
+    that withdrew nothing here is left out."""
+    out: list[HistoryStep] = []
+    where: dict[str, int] = {}
+    for s in steps:
+        m = s.move
+        if m.action == CROSS:
+            i = where.get(m.credit)
+            if i is not None:
+                out[i] = replace(out[i], replaced=out[i].replaced + _priors(m.gone, m.via))
+            continue
+        if m.action in (EXCLUDE, REPLACES) and not s.withdrawn:
+            continue
+        if m.action == ASSERT:
+            where[m.event.id] = len(out)
+        out.append(_history_step(s, predicate, timeline))
+    return out
 
 
 def history(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> list[HistoryStep]:
     """Every event of the pair, oldest first, with the values held just before and after.
 
     Events of other predicates (an exclusion, a ``replaces``) appear only where they
-    withdrew something here, so each step still agrees with an as-of read.
+    withdrew something here, so each step still agrees with an as-of read. An
+    assertion lists what it ``replaced``, in this pair and in others; a note promoted
+    into a typed predicate stays in the note's history as a ``promoted_to`` step.
     """
-    out = []
-    for s in walk(events, subject, predicate, timeline):
-        if s.move.action in (EXCLUDE, REPLACES) and not s.withdrawn:
-            continue
-        out.append(_history_step(s))
-    return out
+    return _steps(walk(events, subject, predicate, timeline), predicate, timeline)
 
 
 def answer_at(steps: Iterable[HistoryStep], at: int) -> tuple[Value, ...]:
@@ -235,17 +280,45 @@ def _reason(s: Step, predicate: str) -> str:
     if m.action == CLEAR:
         return "retracted with every value of the pair"
     if m.action == EXCLUDE:
-        return f"withdrawn by exclusion: {m.via} {m.value!r} excludes {predicate}"
+        return f"withdrawn by exclusion: {m.via} excludes {predicate} (the statement {m.via} {m.value!r})"
     return f"withdrawn by replaces of {m.event.predicate} event {m.event.id}"
 
 
-def value_reasons(steps: list[Step], predicate: str, at: int) -> list[ValueReason]:
+def _replaced_text(h: Held, predicate: str, timeline: Timeline) -> str:
+    """``; replaced …``: own values by value, another pair's with its predicate and the rule."""
+    parts = []
+    for r in h.replaced:
+        if not r.pair or r.pair == predicate:
+            parts.append(repr(r.value))
+        elif timeline.excludes_at(predicate, r.pair, h.event.observed_at):
+            parts.append(f"{r.pair}: {r.value!r} (withdrawn by exclusion: {predicate} excludes {r.pair})")
+        else:
+            parts.append(f"{r.pair}: {r.value!r} (withdrawn by its replaces)")
+    return "; replaced " + ", ".join(parts) if parts else ""
+
+
+def value_reasons(steps: list[Step], predicate: str, at: int, timeline: Timeline) -> list[ValueReason]:
     """For every value the pair ever held up to ``at``: the move that last decided it."""
     last: dict[str, ValueReason] = {}
+    base: dict[str, str] = {}  # a held value's reason before its ``replaced``
     for s in steps:
         m = s.move
         if m.at > at:
             break
+        if m.action == CROSS:
+            for h in s.after:
+                if h.event.id == m.credit:
+                    k = value_key(h.value)
+                    prev = last[k]
+                    last[k] = replace(prev, reason=base[k] + _replaced_text(h, predicate, timeline))
+            continue
+        if m.action == PROMOTED_OUT:
+            promo = timeline.promotion(m.event.id)
+            rec = timeline.record(promo[2]) if promo else None
+            plan = rec.record.plan if rec else ""
+            why = f"promoted to {m.via} = {m.value!r}" + (f" by plan {plan}" if plan else "")
+            last[value_key(m.event.value)] = ValueReason(m.event.value, False, why, m.event.id, m.at)  # type: ignore[arg-type]
+            continue
         for h in s.withdrawn:
             k = value_key(h.value)
             why = _reason(s, predicate)
@@ -258,9 +331,10 @@ def value_reasons(steps: list[Step], predicate: str, at: int) -> list[ValueReaso
             reason = _reason(s, predicate)
             if prev is not None and prev.held:
                 reason = "restated"
+            base[k] = reason
             after = next((h for h in s.after if value_key(h.value) == k), None)
-            if after is not None and after.replaced:
-                reason += "; replaced " + ", ".join(repr(p.value) for p in after.replaced)
+            if after is not None:
+                reason += _replaced_text(after, predicate, timeline)
             last[k] = ValueReason(m.value, True, reason, m.event.id, m.at)  # type: ignore[arg-type]
     return list(last.values())
 
@@ -286,15 +360,15 @@ def explain(events: Iterable[Event], subject: str, predicate: str, timeline: Tim
         if s.move.at > at:
             break
         held = s.after
-    beliefs = beliefs_of(held, p)
+    beliefs = beliefs_of(held, p, timeline)
     used = {s.move.event.id for s in steps}
     return Explanation(
         subject=subject,
         predicate=p,
         at=at,
         beliefs=beliefs,
-        reasons=value_reasons(steps, p, at),
+        reasons=value_reasons(steps, p, at, timeline),
         rules=rules_for(p, timeline),
-        steps=[_history_step(s) for s in steps if not (s.move.action in (EXCLUDE, REPLACES) and not s.withdrawn)],
+        steps=_steps(steps, p, timeline),
         events=[e for e in evs if e.id in used],
     )

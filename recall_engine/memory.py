@@ -18,7 +18,7 @@ from .history import Change, Explanation, HistoryStep, diff_answers, explain, hi
 from .integrity import readable_registry
 from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .records import (
-    KINDS, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
+    KINDS, REGISTRY_SUBJECT, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
 )
 from .registry import Definition, RegistryRecord
 from .storage.base import MAX_PAIR_EVENTS, Store
@@ -143,7 +143,34 @@ class Memory:
     # --- reads --------------------------------------------------------------
 
     def pair_input(self, subject: str, predicate: str, tl: Timeline) -> list[Event]:
-        """Everything the fold of one pair needs, each listing complete or refused."""
+        """Everything the fold of one pair needs, each listing complete or refused.
+
+        The pair's own input, and the input of every pair it excludes or names in a
+        ``replaces``: what those stopped holding because of this pair's statements is
+        this pair's ``replaced`` (docs/fold.md).
+        """
+        events = self._own_input(subject, predicate, tl)
+        if not tl.rules_at_read:
+            return events
+        others = tl.excluded_by(predicate)
+        for e in events:
+            if e.replaces and not e.retraction and tl.canonical(e.predicate) == predicate:
+                others.update(tl.canonical(r.predicate) for r in e.replaces)
+        others.discard(predicate)
+        if not others:
+            return events
+        seen = {e.id for e in events}
+        for q in sorted(others):
+            if not tl.knows(q):
+                continue
+            for e in self._own_input(subject, q, tl):
+                if e.id not in seen:
+                    seen.add(e.id)
+                    events.append(e)
+        return events
+
+    def _own_input(self, subject: str, predicate: str, tl: Timeline) -> list[Event]:
+        """The pair's events, its excluders' assertions, events replacing it, notes promoted into it."""
         names = tl.stored_names(predicate)
         events = list(self.store.pair_events(subject, names))
         if len(events) > MAX_PAIR_EVENTS:
@@ -308,8 +335,6 @@ class Memory:
 
         pair = self.pair_input(s, p, tl)
         own = [e for e in pair if tl.canonical(e.predicate) == p and e.subject == s]
-        if len(own) >= MAX_PAIR_EVENTS:
-            raise LimitExceeded(f"the pair {s}/{p} has {MAX_PAIR_EVENTS} events, the maximum; the write is refused")
         used = {e.observed_at for e in own}
         while t in used:
             t += 1  # never share an instant with another event of the pair
@@ -339,17 +364,26 @@ class Memory:
                 unreplaced.append(Unreplaced(rp, rv, why))
                 continue
             stored = target.stored_as or target.predicate
+            if target.predicate != p:
+                n = sum(1 for w in withdrawn if w.predicate == target.predicate) + 1
+                self._check_room(s, target.predicate, self.store.pair_events(s, tl.stored_names(target.predicate)), n)
             retractions.append(
                 make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause)
             )
             withdrawn.append(target)
 
+        # the cap refuses a write that would exceed it; restating a held value writes nothing here
+        here = (1 if statement else 0) + sum(1 for w in withdrawn if w.predicate == p)
+        if here:
+            self._check_room(s, p, own, here)
         events = [define.to_event(define_at, source="tool_result")] if define else []
         events += ([statement] if statement else []) + retractions
         if events:
             self.store.append(events)
         if statement is None:
-            stored_belief = held
+            # its replaces may have corrected something just now: read it back with them
+            after = fold([*pair, *retractions], s, p, tl, t) if retractions else before
+            stored_belief = next((b for b in after if b.key == key), held)
             already = True
         else:
             after = fold([*pair, statement, *retractions], s, p, tl, t)
@@ -361,11 +395,15 @@ class Memory:
         related = self._related(s, p, stored_belief, tl)  # type: ignore[arg-type]
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)  # type: ignore[arg-type]
 
+    def _check_room(self, s: str, p: str, own: Sequence[Event], adding: int) -> None:
+        """Refuse a write that would push a pair past the cap (semantics: limits)."""
+        if len(own) + adding > MAX_PAIR_EVENTS:
+            raise LimitExceeded(f"the pair {s}/{p} has {len(own)} events and the limit is {MAX_PAIR_EVENTS}; the write is refused")
+
     def _excluded_by(self, s: str, p: str, statement: Event, t: int, tl: Timeline, seen: set) -> list[Belief]:
         """Beliefs of predicates this one excludes that the new statement withdraws."""
-        d = tl.rule(p, t)
         out: list[Belief] = []
-        for x in sorted({tl.canonical(x) for x in (d.excludes if d else ())}):
+        for x in sorted(tl.excluded_by(p)):
             events = [e for e in self.pair_input(s, x, tl) if e.id != statement.id]  # as it was before the write
             after = {b.key for b in fold([*events, statement], s, x, tl, t)}
             out.extend(b for b in fold(events, s, x, tl, t) if b.key not in after and (x, b.key) not in seen)
@@ -474,6 +512,51 @@ class Memory:
         if events:
             self.store.append(events)
         return gone
+
+
+def check_import_room(store: Store, events: Callable[[], Iterable[Event]]) -> None:
+    """Refuse, before any row is written, a batch that would push a pair past the cap.
+
+    ``events`` gives the batch (called at most twice: once to count, once more only for
+    the pairs that might overflow, since events already stored are skipped on import).
+    Pairs are read through the registry as it will be, the batch's own records included.
+    Raises ``LimitExceeded`` naming the pair; reads only.
+    """
+    counts: dict[tuple[str, str], int] = {}
+    records: list[Event] = []
+    for e in events():
+        if e.subject == REGISTRY_SUBJECT:
+            records.append(e)
+        elif (e.subject, e.predicate) not in RESERVED_PAIRS:
+            counts[(e.subject, e.predicate)] = counts.get((e.subject, e.predicate), 0) + 1
+    if not counts:
+        return
+    tl = Timeline([*store.registry_events(), *records])
+    empty = store.count() == 0
+    by_pair: dict[tuple[str, str], int] = {}
+    for (s, name), n in counts.items():
+        key = (s, tl.canonical(name))
+        by_pair[key] = by_pair.get(key, 0) + n
+    stored_by_subject: dict[str, dict[str, int]] = {}
+    suspects: list[tuple[str, str, int]] = []
+    for (s, p), n in sorted(by_pair.items()):
+        if empty:
+            have = 0
+        else:
+            if s not in stored_by_subject:
+                stored_by_subject[s] = dict(store.pairs(s))
+            have = sum(stored_by_subject[s].get(name, 0) for name in tl.stored_names(p))
+        if have + n > MAX_PAIR_EVENTS:
+            suspects.append((s, p, have))
+    for s, p, have in suspects:
+        names = set(tl.stored_names(p))
+        ids = {e.id for e in events() if e.subject == s and e.predicate in names}
+        new = len(ids) - len(store.events_by_id(sorted(ids))) if ids else 0
+        if have + new > MAX_PAIR_EVENTS:
+            raise LimitExceeded(
+                f"the import would give the pair {s}/{p} {have + new} events ({have} stored, {new} new), past the "
+                f"limit of {MAX_PAIR_EVENTS} a pair can be read with; nothing was imported"
+            )
 
 
 def _logged(record: RegistryRecord, at: int) -> LoggedRecord:

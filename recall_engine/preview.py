@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .fold import walk
+from .fold import Held, prior_values, walk
 from .records import Event
 from .text import NOTE
 from .timeline import Timeline
@@ -27,6 +27,8 @@ class PairImpact:
     before_as_of: tuple[Value, ...] | None
     after_as_of: tuple[Value, ...] | None
     history_changed: bool
+    # beliefs held now whose `replaced` differs: {"value", "before": [...], "after": [...]}
+    replaced_changes: tuple[dict[str, Any], ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -47,6 +49,7 @@ class PairImpact:
         if self.before_as_of is not None:
             out["before_as_of"] = list(self.before_as_of)
             out["after_as_of"] = list(self.after_as_of or ())
+        out["replaced_changes"] = list(self.replaced_changes)
         return out
 
 
@@ -57,6 +60,7 @@ class Impact:
     answers_changed: int = 0
     answers_changed_as_of: int = 0
     history_changed: int = 0
+    replaced_changed: int = 0  # pairs where a belief held now would list other `replaced` values
     changes: list[PairImpact] = field(default_factory=list)  # pairs whose answers or history differ
     conflicts_created: list[dict[str, Any]] = field(default_factory=list)
     conflicts_resolved: list[dict[str, Any]] = field(default_factory=list)
@@ -70,6 +74,7 @@ class Impact:
             "answers_changed": self.answers_changed,
             "answers_changed_as_of": self.answers_changed_as_of,
             "history_changed": self.history_changed,
+            "replaced_changed": self.replaced_changed,
             "values_hidden": self.values_hidden,
             "events_read": self.events_read,
             "changes": [c.to_json() for c in self.changes],
@@ -86,14 +91,24 @@ def answers_over_time(
     events: Sequence[Event], subject: str, predicate: str, tl: Timeline, now: int, as_of: int | None
 ) -> tuple[list[tuple[int, frozenset[str]]], tuple[Value, ...], tuple[Value, ...] | None]:
     """The answer after each instant, the answer now, and the answer at as_of."""
+    series, current, at_as_of, _ = _walk_answers(events, subject, predicate, tl, now, as_of)
+    return series, current, at_as_of
+
+
+def _walk_answers(
+    events: Sequence[Event], subject: str, predicate: str, tl: Timeline, now: int, as_of: int | None
+) -> tuple[list[tuple[int, frozenset[str]]], tuple[Value, ...], tuple[Value, ...] | None, list[Held]]:
+    """As ``answers_over_time``, plus the values held now (with their ``replaced``)."""
     series: list[tuple[int, frozenset[str]]] = []
     current: tuple[Value, ...] = ()
+    held: list[Held] = []
     at_as_of: tuple[Value, ...] | None = () if as_of is not None else None
     for step in walk(events, subject, predicate, tl):
         at = step.move.at
         if at > now:
             break
-        current = tuple(h.value for h in step.after)
+        held = step.after
+        current = tuple(h.value for h in held)
         keys = frozenset(value_key(v) for v in current)
         if series and series[-1][0] == at:
             series[-1] = (at, keys)
@@ -101,7 +116,27 @@ def answers_over_time(
             series.append((at, keys))
         if as_of is not None and at <= as_of:
             at_as_of = current
-    return series, current, at_as_of
+    return series, current, at_as_of, held
+
+
+def replaced_changes(predicate: str, before: list[Held], after: list[Held], tl_before: Timeline,
+                     tl_after: Timeline) -> tuple[dict[str, Any], ...]:
+    """Beliefs held under both timelines whose ``replaced`` lists differ (by predicate, value and event)."""
+    def ident(h: Held, tl: Timeline) -> tuple[list[dict[str, Any]], frozenset]:
+        ps = prior_values(h, predicate, tl)
+        return [p.to_json() for p in ps], frozenset((p.predicate or predicate, value_key(p.value), p.event_id) for p in ps)
+
+    old = {value_key(h.value): h for h in before}
+    out = []
+    for h in after:
+        o = old.get(value_key(h.value))
+        if o is None:
+            continue
+        bj, bk = ident(o, tl_before)
+        aj, ak = ident(h, tl_after)
+        if bk != ak:
+            out.append({"value": h.value, "before": bj, "after": aj})
+    return tuple(out)
 
 
 def series_differ(a: list[tuple[int, frozenset[str]]], b: list[tuple[int, frozenset[str]]]) -> bool:
@@ -152,11 +187,11 @@ def subject_impact(
     """Fold each named predicate of one subject under both timelines and compare."""
     out = []
     for p in sorted(set(predicates)):
-        sb, nb, ab = answers_over_time(events, subject, p, before, now, as_of)
-        sa, na, aa = answers_over_time(events, subject, p, after, now, as_of)
+        sb, nb, ab, hb = _walk_answers(events, subject, p, before, now, as_of)
+        sa, na, aa, ha = _walk_answers(events, subject, p, after, now, as_of)
         if not sb and not sa:
             continue
-        out.append(PairImpact(subject, p, nb, na, ab, aa, series_differ(sb, sa)))
+        out.append(PairImpact(subject, p, nb, na, ab, aa, series_differ(sb, sa), replaced_changes(p, hb, ha, before, after)))
     return out
 
 
@@ -191,7 +226,9 @@ def summarize(per_subject: Iterable[list[PairImpact]]) -> Impact:
                 imp.answers_changed_as_of += 1
             if pi.history_changed:
                 imp.history_changed += 1
-            if pi.changed or pi.history_changed or pi.changed_as_of:
+            if pi.replaced_changes:
+                imp.replaced_changed += 1
+            if pi.changed or pi.history_changed or pi.changed_as_of or pi.replaced_changes:
                 imp.changes.append(pi)
         subject = pairs[0].subject
         cb, ca = conflicts_of(subject, before), conflicts_of(subject, after)

@@ -17,7 +17,7 @@ from .text import LIMITS, PREDICATE_RE, text_problem
 from .values import Value, value_key
 
 EVENT_VERSION = "recall-event-v3"
-FOLD_VERSION = "recall-fold-v4"
+FOLD_VERSION = "recall-fold-v5"  # v5: excludes and historical read at the read; replaced across pairs (docs/fold.md)
 
 KINDS = ("fact", "preference")
 SOURCES = ("user_stated", "agent_inferred", "tool_result", "operator")
@@ -304,18 +304,25 @@ def sort_key(e: Event) -> tuple[int, int, str]:
 
 @dataclass(frozen=True, slots=True)
 class PriorValue:
+    """A value a belief displaced, one step back: in its own pair, or withdrawn from
+    ``predicate`` by an exclusion or a ``replaces`` (docs/fold.md "replaced")."""
+
     value: Value
     observed_at: int
     event_id: str
     source: str = ""
+    predicate: str = ""  # the canonical predicate it was held under (empty under folds before v5)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "value": self.value,
             "observed_at": format_rfc3339(self.observed_at),
             "event_id": self.event_id,
             "source": self.source,
         }
+        if self.predicate:
+            out["predicate"] = self.predicate
+        return out
 
 
 @dataclass(frozen=True, slots=True)

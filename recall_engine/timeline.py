@@ -1,9 +1,14 @@
 """The registry timeline: the registry log folded into names and rules.
 
-Two clocks, kept apart on purpose (docs/semantics.md §2): names (renames, merge,
-split, promote) resolve through the whole log as it stands at read time; rules
-(cardinality, excludes, historical) are read as of each event's instant unless
-a retroactive redefine covers the whole history. Pure: no clock, no I/O.
+Two clocks, kept apart on purpose (docs/semantics.md §2, docs/registry.md "Two
+clocks"): names (renames, merge, split, promote) and the correction rules
+(excludes, historical) are read from the whole log as it stands at read time;
+cardinality is read as of each event's instant unless a retroactive redefine
+covers the whole history. Pure: no clock, no I/O.
+
+A timeline built for an older fold version (``recall-fold-v4`` bundles, the Go
+engine's v2/v3) reads excludes and historical as of each event's instant, as
+those folds did (docs/fold.md "Fold versions").
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterable
 
-from .records import Event
+from .records import FOLD_VERSION, Event
 from .registry import NOTE_DEFINITION, Definition, Promotion, RegistryRecord, decode_record
 from .text import NOTE
 
@@ -31,7 +36,13 @@ class LoggedRecord:
 class Timeline:
     """Names and rules of one collection's registry, folded from its log."""
 
-    def __init__(self, events: Iterable[Event] = (), records: Iterable[LoggedRecord] | None = None) -> None:
+    def __init__(
+        self, events: Iterable[Event] = (), records: Iterable[LoggedRecord] | None = None, *,
+        fold_version: str = FOLD_VERSION,
+    ) -> None:
+        self.fold_version = fold_version
+        # fold v5 on: excludes and historical as the registry stands at the read
+        self.rules_at_read = fold_version == FOLD_VERSION
         if records is None:
             items = []
             seen: set[str] = set()
@@ -130,19 +141,36 @@ class Timeline:
         if NOTE in self._rules:
             self._predicates[NOTE] = self._rules[NOTE][1][-1]
 
-        # Exclusions, resolved to canonical names: target -> predicates that exclude it.
+        # Exclusions, resolved to canonical names: target -> predicates that exclude it,
+        # by the readable predicates' latest definitions (a merged name's own rules do not
+        # apply while it is merged); under an older fold, by any definition ever.
         self._excluders: dict[str, set[str]] = {}
+        self._ever_excluders: dict[str, set[str]] = {}  # explain lists a rule that stopped excluding too
         for owner, (_, ds, _) in self._rules.items():
             q = self.canonical(owner)
             for d in ds:
                 for x in d.excludes:
                     p = self.canonical(x)
                     if p != q:
+                        self._ever_excluders.setdefault(p, set()).add(q)
+        if self.rules_at_read:
+            for q, d in self._predicates.items():
+                for x in d.excludes:
+                    p = self.canonical(x)
+                    if p != q:
                         self._excluders.setdefault(p, set()).add(q)
+        else:
+            self._excluders = {p: set(qs) for p, qs in self._ever_excluders.items()}
+        self._excluded: dict[str, set[str]] = {}
+        for p, qs in self._excluders.items():
+            for q in qs:
+                self._excluded.setdefault(q, set()).add(p)
 
         # Promotions: the latest promote record naming a note decides where it reads.
         self._promoted: dict[str, tuple[str, Promotion, str]] = {}
+        self._by_id: dict[str, LoggedRecord] = {}
         for r in self.log:
+            self._by_id[r.event_id] = r
             if r.record.op == "promote":
                 for p in r.record.notes:
                     self._promoted[p.event_id] = (r.record.name, p, r.event_id)
@@ -234,15 +262,36 @@ class Timeline:
         d = self.rule(predicate, at)
         return d is not None and d.cardinality == "multi"
 
+    def _latest(self, predicate: str) -> Definition | None:
+        rules = self._rules.get(predicate)
+        if rules is None:
+            return NOTE_DEFINITION if predicate == NOTE else None
+        return rules[1][-1]
+
     def historical_at(self, predicate: str, at: int) -> bool:
-        d = self.rule(predicate, at)
+        """Is the predicate historical (never withdrawn by an exclusion or a replaces)?
+
+        Read as the registry stands now; ``at`` matters only under an older fold version.
+        """
+        d = self._latest(predicate) if self.rules_at_read else self.rule(predicate, at)
         return d is not None and d.historical
 
     def excluders(self, predicate: str) -> set[str]:
-        """Canonical predicates that exclude this one under some definition, ever."""
+        """Canonical predicates that exclude this one (now; under an older fold, ever)."""
         return set(self._excluders.get(predicate, ()))
 
+    def excluded_by(self, predicate: str) -> set[str]:
+        """Canonical predicates this one excludes (now; under an older fold, ever)."""
+        return set(self._excluded.get(predicate, ()))
+
     def excludes_at(self, excluder: str, predicate: str, at: int) -> bool:
+        """Does an assertion of ``excluder`` withdraw the same value from ``predicate``?
+
+        Read as the registry stands now, so a rule added later covers the old log;
+        ``at`` (the excluding event's instant) matters only under an older fold version.
+        """
+        if self.rules_at_read:
+            return excluder in self._excluders.get(predicate, ())
         d = self.rule(excluder, at)
         return d is not None and any(self.canonical(x) == predicate for x in d.excludes)
 
@@ -266,6 +315,10 @@ class Timeline:
                 out.append(prom)
         return out
 
+    def record(self, event_id: str) -> LoggedRecord | None:
+        """The registry record logged with this event id."""
+        return self._by_id.get(event_id)
+
     def promoted_note_ids(self) -> set[str]:
         return {eid for eid, (t, _, _) in self._promoted.items() if self.canonical(t) != NOTE}
 
@@ -275,7 +328,7 @@ class Timeline:
         """Registry records that decide answers of this predicate, oldest first."""
         p = self.canonical(predicate)
         names = set(self.stored_names(p))
-        excluders = self.excluders(p)
+        excluders = set(self._ever_excluders.get(p, ()))
         out = []
         merged_in: set[str] = set()  # names merged into p at some point
         excluding: dict[str, bool] = {}  # excluder name -> did its latest definition exclude p
@@ -301,5 +354,5 @@ class Timeline:
 
     def with_records(self, extra: Iterable[LoggedRecord]) -> "Timeline":
         """The timeline as it would be with these records appended (for previews)."""
-        return Timeline(records=[*self.log, *extra])
+        return Timeline(records=[*self.log, *extra], fold_version=self.fold_version)
 

@@ -21,7 +21,6 @@ from .importing import import_events
 from .load import MAX_INPUT_BYTES, load_bundle
 from .ours_v2 import AUDIT_V2, registry_view
 from .replay import replay
-from .scope import bears_on
 from .verify import VerifyResult, verify
 
 __all__ = [
@@ -31,7 +30,6 @@ __all__ = [
     "MAX_INPUT_BYTES",
     "BundleFormat",
     "VerifyResult",
-    "bears_on",
     "build_bundle",
     "encode_bundle",
     "event_json",

@@ -11,12 +11,12 @@ from typing import Any, Iterable, Mapping
 
 from ..errors import AuditError
 from ..instants import format_fixed, format_rfc3339
+from ..fold import scope_ids
 from ..records import EVENT_VERSION, FOLD_VERSION, RESERVED_PAIRS, Event
 from ..text import simple_lower
 from .bundle_format import GO_ZERO, MAX_EVENTS
 from .digest import bundle_checksum_v2, digest_order, digest_v4, event_fingerprint, q
 from .ours_v2 import AUDIT_V2, our_timeline, registry_view
-from .scope import bears_on
 from .verify import verify
 
 
@@ -79,11 +79,12 @@ def build_bundle(
         predicate = timeline.canonical(scope_predicate.strip())
 
     def in_scope(e: Event) -> bool:
-        return (
-            (e.subject, e.predicate) not in RESERVED_PAIRS
-            and (not subject or e.subject == subject)
-            and (not predicate or bears_on(e, predicate, timeline))
-        )
+        return (e.subject, e.predicate) not in RESERVED_PAIRS and (not subject or e.subject == subject)
+
+    if predicate:  # what the scope's folds read, its `replaced` included (fold.scope_ids)
+        events = [e for e in events if in_scope(e)]
+        wanted = scope_ids(events, predicate, timeline)
+        events = [e for e in events if e.id in wanted]
 
     # filter while streaming, so a whole collection can be passed without holding it
     kept: list[Event] = []

@@ -317,4 +317,4 @@ def go_timeline(registry: Mapping[str, Definition], log: Sequence[tuple[Event, R
         target = canonical(a)
         if target != a and a not in readable:
             records.append(LoggedRecord(_POS_INF, f"alias:{a}", RegistryRecord("merge", a, into=target)))
-    return Timeline(records=records)
+    return Timeline(records=records, fold_version=GO_FOLD_VERSIONS[0])  # Go's rules, Go's replaced

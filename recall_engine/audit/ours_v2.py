@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import AuditError, DigestMismatch, RegistryError
+from ..fold import scope_ids
 from ..instants import format_rfc3339
 from ..records import EVENT_VERSION, FOLD_VERSION, RESERVED_PAIRS, SOURCES, Event
 from ..registry import Definition, check_definition
@@ -20,12 +21,12 @@ from .bundle_format import Checked, Envelope, class_error, requote
 from .digest import bundle_checksum_v2, digest_v4, event_fingerprint, q
 from .go_v1 import ENVELOPE_FIELDS as GO_ENVELOPE_FIELDS
 from .go_v1 import GO_DEF_FIELDS, GO_EVENT_FIELDS
-from .scope import bears_on
 
 if TYPE_CHECKING:
     from .verify import VerifyResult
 
 AUDIT_V2 = "recall-audit-v2"
+OUR_FOLD_VERSIONS = (FOLD_VERSION, "recall-fold-v4")  # v4: excludes as of each event, replaced in-pair only
 DEF_FIELDS = GO_DEF_FIELDS + ("excludes", "historical")
 _HINT = (
     "; every event and registry event matches its fingerprint and the registry matches the "
@@ -47,9 +48,10 @@ class OursV2:
             raise AuditError(
                 f"event version {q(env.event_version)} cannot be replayed by this build, which writes {q(EVENT_VERSION)}"
             )
-        if env.fold_version != FOLD_VERSION:
+        if env.fold_version not in OUR_FOLD_VERSIONS:
             raise AuditError(
-                f"fold version {q(env.fold_version)} cannot be replayed by this build, which writes {q(FOLD_VERSION)}"
+                f"fold version {q(env.fold_version)} cannot be replayed by this build, which writes {q(FOLD_VERSION)} "
+                f"and reads {q(OUR_FOLD_VERSIONS[1])} with the rules it was written under"
             )
 
     def check_registry(self, defs: Mapping[str, Definition]) -> None:
@@ -66,7 +68,7 @@ class OursV2:
         return digest_v4(events), digest_v4(log)
 
     def check(self, env: Envelope, defs: Mapping[str, Definition], events: Sequence[Event], log: Sequence[Event]) -> Checked:
-        timeline = our_timeline(log)  # 4
+        timeline = our_timeline(log, env.fold_version)  # 4
         _check_registry_matches_log(env.registry, timeline)
         _check_scope(env, timeline, events)  # 5
         _check_fingerprints(env.fingerprints["events"], events, "event")
@@ -96,9 +98,9 @@ class OursV2:
         return list(result.registry_log), list(result.event_list)
 
 
-def our_timeline(log: Sequence[Event]) -> Timeline:
+def our_timeline(log: Sequence[Event], fold_version: str = FOLD_VERSION) -> Timeline:
     try:
-        return Timeline(log)
+        return Timeline(log, fold_version=fold_version)
     except RegistryError as err:
         raise AuditError(requote(str(err))) from None
 
@@ -142,11 +144,12 @@ def _check_registry_matches_log(registry: Mapping[str, dict[str, Any]], timeline
 
 
 def _check_scope(env: Envelope, timeline: Timeline, events: Sequence[Event]) -> None:
+    wanted = scope_ids(events, env.scope_predicate, timeline) if env.scope_predicate else set()
     for e in events:
         if (e.subject, e.predicate) in RESERVED_PAIRS:
             raise AuditError(f"event {q(e.id)} belongs to the reserved pair {e.subject} / {e.predicate}")
         if (env.scope_subject and e.subject != env.scope_subject) or (
-            env.scope_predicate and not bears_on(e, env.scope_predicate, timeline)
+            env.scope_predicate and e.id not in wanted
         ):
             raise AuditError(f"event {q(e.id)} is outside scope")
         owner = timeline.canonical(e.predicate)

@@ -118,7 +118,7 @@ def bundle():
 def test_bundle_fields(bundle):
     assert bundle["version"] == AUDIT_V2
     assert bundle["event_version"] == "recall-event-v3"
-    assert bundle["fold_version"] == "recall-fold-v4"
+    assert bundle["fold_version"] == "recall-fold-v5"
     assert bundle["as_of"] == "2026-09-01T01:00:00.000000000Z"
     assert bundle["scope"] == {"subject": "", "predicate": ""}
     assert set(bundle["registry"]) == {"prefers_editor", "likes", "dislikes", "budget", "did", NOTE}
@@ -445,7 +445,7 @@ def test_header_changes_are_caught(bundle):
     for field, value, message in [
         ("version", "recall-audit-v3", 'bundle version "recall-audit-v3" cannot be replayed by this build'),
         ("event_version", "recall-event-v2", 'event version "recall-event-v2" cannot be replayed by this build, which writes "recall-event-v3"'),
-        ("fold_version", "recall-fold-v3", 'fold version "recall-fold-v3" cannot be replayed by this build, which writes "recall-fold-v4"'),
+        ("fold_version", "recall-fold-v3", 'fold version "recall-fold-v3" cannot be replayed by this build, which writes "recall-fold-v5" and reads "recall-fold-v4"'),
         ("as_of", "", "as_of must be an explicit RFC3339 instant"),
         ("not_as_of", "x", 'unknown field "not_as_of"'),
     ]:
@@ -699,6 +699,57 @@ def test_the_documented_example_bundle_is_stable():
     reg = [RegistryRecord("declare", "prefers_editor", Definition("prefers_editor", "single", "string", "editor")).to_event(T0)]
     ev = [make_event("user", "prefers_editor", "Helix", t(13 * 60), source="operator", replaces=[Replace("likes", "vim keys")])]
     rebuilt = build_bundle(ev, reg, as_of=t(15 * 60))
-    assert encode_bundle(rebuilt) == data
+    # the example is a recall-fold-v4 bundle: it still verifies and replays (with v4's rules);
+    # exported today the same log is a v5 bundle, identical but for the fold version and digest
+    old = json.loads(data)
+    assert old["fold_version"] == "recall-fold-v4" and rebuilt["fold_version"] == "recall-fold-v5"
+    assert {k: v for k, v in rebuilt.items() if k not in ("fold_version", "digest")} == {
+        k: v for k, v in old.items() if k not in ("fold_version", "digest")
+    }
     [b] = replay(data)
     assert (b.value, b.event_id) == ("Helix", ev[0].id)
+    assert replay(rebuilt) == [b]
+
+
+# --- fold versions: v5 (exclusions at the read, replaced across pairs); v4 kept (issues 18, 19) ---
+
+
+def _as_v4(b: dict) -> dict:
+    """The same bundle as a recall-fold-v4 export would have written it."""
+    old = copy.deepcopy(b)
+    old["fold_version"] = "recall-fold-v4"
+    old["digest"] = bundle_checksum_v2(
+        version=old["version"], event_version=old["event_version"], fold_version="recall-fold-v4",
+        scope_subject=old["scope"]["subject"], scope_predicate=old["scope"]["predicate"], as_of=parse_instant(old["as_of"]),
+        events_digest=digest_v4([_decode(e) for e in old["events"]]), registry=old["registry"],
+        registry_log_digest=digest_v4([_decode(e) for e in old["registry_log"]]),
+    )
+    return old
+
+
+def test_a_v4_bundle_replays_with_the_rules_it_was_written_under():
+    log = [declare("enjoys", "multi", at=0), declare("hates", "multi", at=0),
+           RegistryRecord("redefine", "hates", Definition("hates", "multi", "string", "hates words", excludes=("enjoys",))).to_event(t(60))]
+    events = [make_event("user", "enjoys", "mangoes", t(1)), make_event("user", "hates", "mangoes", t(2))]
+    v5 = build_bundle(events, log, as_of=t(120))
+    v4 = _as_v4(v5)
+    assert verify(v4).fold_version == "recall-fold-v4"
+    now = {(b.predicate, b.value): [(p.predicate, p.value) for p in b.replaced] for b in replay(v5)}
+    assert now == {("hates", "mangoes"): [("enjoys", "mangoes")]}  # the exclusion covers the old log
+    then = {(b.predicate, b.value): [p.value for p in b.replaced] for b in replay(v4)}
+    assert then == {("enjoys", "mangoes"): [], ("hates", "mangoes"): []}  # v4: from the redefine's instant on
+
+
+def test_a_predicate_scoped_bundle_carries_what_replaced_needs():
+    log = [declare("goal", "multi", at=0), declare("did", "multi", at=0, historical=True),
+           declare("likes", "multi", at=0), declare("dislikes", "multi", at=0, excludes=("likes",))]
+    did = make_event("user", "did", "run a marathon", t(2), replaces=(Replace("goal", "run a marathon"),))
+    events = [make_event("user", "goal", "run a marathon", t(1)), did,
+              make_event("user", "goal", "run a marathon", t(2), retraction=True, caused_by=did.id),
+              make_event("user", "goal", "swim", t(3)), make_event("user", "likes", "tea", t(3)),
+              make_event("bob", "goal", "run a marathon", t(1))]
+    b = build_bundle(events, log, as_of=t(10), scope_predicate="did")
+    kept = {e["id"] for e in b["events"]}
+    assert kept == {e.id for e in events[:4]}  # the goal pair it corrected, not likes, not bob
+    [belief] = replay(b)
+    assert [(p.predicate, p.value) for p in belief.replaced] == [("goal", "run a marathon")]

@@ -183,9 +183,15 @@ def test_single_to_multi(editors):
 def test_redefine_excludes_and_description(coding):
     remember(coding, "ana", "likes", "mangoes", "2026-01-01")
     remember(coding, "ana", "detail", "mangoes", "2026-02-01")
-    data = coding.ok("redefine", "detail", "--excludes", "likes", "--retroactive", "--reason", "tidy up")
-    c = change(data, "ana", "likes")
-    assert (c["before"], c["after"]) == (["mangoes"], [])
+    # with or without --retroactive, an exclusion covers the old log (issue 19)
+    for extra in (["--retroactive"], []):
+        data = coding.ok("redefine", "detail", "--excludes", "likes", *extra, "--reason", "tidy up")
+        c = change(data, "ana", "likes")
+        assert (c["before"], c["after"], c["history_changed"]) == (["mangoes"], [], True)
+        assert any(r["flag"] == "whole_log" for r in data["risks"])
+    d = change(data, "ana", "detail")  # the detail now lists what it withdrew from likes
+    assert [(r["predicate"], r["value"]) for r in d["replaced_changes"][0]["after"]] == [("likes", "mangoes")]
+    assert d["replaced_changes"][0]["before"] == [] and data["impact"]["replaced_changed"] == 1
     assert data["plan"]["ops"][0]["definition"]["excludes"] == ["likes"]
     assert data["plan"]["ops"][0]["reason"] == "tidy up"
     data = coding.ok("redefine", "likes", "--no-excludes", "dislikes", "--description", "Things enjoyed.")

@@ -85,11 +85,11 @@ def test_exclude_previews_every_subject_then_settles_the_group(demo: Cli):
     assert position(demo) == before  # a preview writes nothing
     ops = pv["plan"]["ops"]
     assert {o["name"] for o in ops} == {"avoids", "likes"}  # both ways
-    assert all(o["op"] == "redefine" and o["retroactive"] for o in ops)
+    assert all(o["op"] == "redefine" and not o.get("retroactive") for o in ops)  # a plain exclusion plan
     changed = {(c["subject"], c["predicate"]) for c in pv["impact"]["changes"]}
     assert {("alice", "likes"), ("bob", "likes"), ("carol", "likes")} <= changed
     assert len(pv["impact"]["conflicts_resolved"]) == 3
-    assert any(r["flag"] == "retroactive" for r in pv["risks"])
+    assert any(r["flag"] == "whole_log" for r in pv["risks"]) and not any(r["flag"] == "retroactive" for r in pv["risks"])
     r = demo.run("conflicts", "exclude", gid, "--detailed-exitcode")
     assert r.exit_code == 2
     applied = demo.ok("--operator", "ana", "conflicts", "exclude", gid, "--apply")

@@ -15,6 +15,7 @@ import pytest
 
 from recall_engine.fold import attach_elsewhere, fold
 from recall_engine.history import history
+from recall_engine.timeline import Timeline
 from recall_engine.records import Event, Replace, make_event
 
 from .helpers import (
@@ -222,12 +223,27 @@ CASES = [
           redefine("dislikes", "10-01", "multi", retroactive=True, excludes=("likes",))],
          [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
          [("09-09", ["mangoes"]), ("09-10", []), ("2027-01-01", [])]),
-    Case("exclusion-added-by-ordinary-redefine-governs-from-its-instant", "likes",
+    Case("exclusion-added-by-ordinary-redefine-covers-old-log-too", "likes",
          [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
           redefine("dislikes", "10-01", "multi", excludes=("likes",))],
          [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"),
           say("likes", "kiwis", "09-02"), say("dislikes", "kiwis", "10-05")],
-         [("09-10", ["mangoes", "kiwis"]), ("2027-01-01", ["mangoes"])]),
+         [("09-09", ["mangoes", "kiwis"]), ("09-10", ["kiwis"]), ("2027-01-01", [])]),
+    Case("exclusion-added-later-covers-the-old-log-as-of-too", "enjoys",  # issue 19's example
+         [declare("enjoys", "01-01", "multi"), declare("hates", "01-01", "multi"),
+          redefine("hates", "10-01", "multi", excludes=("enjoys",))],
+         [say("enjoys", "mangoes", "09-01"), say("hates", "mangoes", "09-10")],
+         [("09-09", ["mangoes"]), ("09-12", []), ("2027-01-01", [])]),
+    Case("exclusion-removed-later-no-longer-withdraws", "likes",
+         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)),
+          redefine("dislikes", "10-01", "multi")],
+         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+         [("09-10", ["mangoes"]), ("2027-01-01", ["mangoes"])]),
+    Case("historical-marked-later-is-never-withdrawn-even-before", "did",
+         [declare("did", "01-01", "multi"), declare("regrets", "01-01", "multi", excludes=("did",)),
+          redefine("did", "10-01", "multi", historical=True)],
+         [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")],
+         [("09-10", ["run a marathon"])]),
     Case("exclusion-names-resolve-at-read-time", "enjoys",
          [declare("enjoys", "01-01", "multi"), declare("likes", "01-01", "multi"),
           declare("dislikes", "01-01", "multi", excludes=("likes",)), merge("likes", "enjoys", "10-01")],
@@ -437,14 +453,16 @@ def test_issue_likes_then_dislikes_mangoes() -> None:
         ("assert", (), ("mangoes",), ""),
         ("exclude", ("mangoes",), (), "dislikes"),
     ]
-    # the exclusion added later: a retroactive redefine covers the old log...
+    # the exclusion added later covers the old log, retroactive or not (issue 19)...
     plain = [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi")]
-    retro = timeline(*plain, redefine("dislikes", "10-01", "multi", retroactive=True, excludes=("likes",)))
-    assert answer(log, "likes", retro) == [] and answer(log, "likes", retro, "09-10") == []
-    # ...an ordinary one governs only from its instant
-    ordinary = timeline(*plain, redefine("dislikes", "10-01", "multi", excludes=("likes",)))
-    assert answer(log, "likes", ordinary) == ["mangoes"]
-    assert answer(log + [say("dislikes", "mangoes", "10-02")], "likes", ordinary) == []
+    for retroactive in (True, False):
+        later = timeline(*plain, redefine("dislikes", "10-01", "multi", retroactive=retroactive, excludes=("likes",)))
+        assert answer(log, "likes", later) == [] and answer(log, "likes", later, "09-10") == []
+        assert answer(log, "likes", later, "09-09") == ["mangoes"]
+    # ...except in a recall-fold-v4 bundle, replayed with the rules it was written under
+    old = Timeline([*plain, redefine("dislikes", "10-01", "multi", excludes=("likes",))], fold_version="recall-fold-v4")
+    assert answer(log, "likes", old) == ["mangoes"]
+    assert answer(log + [say("dislikes", "mangoes", "10-02")], "likes", old) == []
 
 
 def test_issue_goal_and_did_see_each_other_elsewhere() -> None:
@@ -568,11 +586,85 @@ def test_fold_uses_no_clock_and_as_of_now_is_explicit() -> None:
     assert answer(log, "editor", timeline(*EDITOR), NOW + 10) == ["vim"]
 
 
-def test_history_and_fold_agree_for_exclusion_by_ordinary_redefine() -> None:
-    tl = timeline(declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
-                  redefine("dislikes", "10-01", "multi", excludes=("likes",)))
+@pytest.mark.parametrize("fold_version, withdrawn_at", [("recall-fold-v5", "09-10"), ("recall-fold-v4", "10-02")])
+def test_history_and_fold_agree_for_exclusion_by_ordinary_redefine(fold_version, withdrawn_at) -> None:
+    tl = Timeline([declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
+                   redefine("dislikes", "10-01", "multi", excludes=("likes",))], fold_version=fold_version)
     log = [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("dislikes", "mangoes", "10-02")]
     hist = history(log, SUBJECT, "likes", tl)
     assert [(s.action, s.after) for s in hist] == [("assert", ("mangoes",)), ("exclude", ())]
-    assert hist[-1].at == D("10-02")
-    assert fold(log, SUBJECT, "likes", tl, D("10-01")) and not fold(log, SUBJECT, "likes", tl, D("10-02"))
+    assert hist[-1].at == D(withdrawn_at)
+    assert fold(log, SUBJECT, "likes", tl, D(withdrawn_at) - 1) and not fold(log, SUBJECT, "likes", tl, D(withdrawn_at))
+
+
+# --- replaced across pairs (issue 18) -------------------------------------------------------
+
+PA = [declare("likes", "01-01", "multi", excludes=("dislikes",)), declare("dislikes", "01-01", "multi", excludes=("likes",)),
+      declare("goal", "01-01", "multi"), declare("did", "01-01", "multi", historical=True),
+      declare("regrets", "01-01", "multi", excludes=("did",))]
+_LIKE = say("likes", "mangoes", "09-01")
+_DISLIKE = say("dislikes", "mangoes", "09-10")
+_GOAL = say("goal", "run a marathon", "09-01")
+_DID = say("did", "run a marathon", "09-10", replaces=[("goal", "run a marathon"), ("goal", "learn piano")])
+_DID_RETRACTION = retract("goal", "run a marathon", "09-10", caused_by=_DID.id)  # what remember appends with it
+
+
+class ReplacedCase(NamedTuple):
+    id: str
+    predicate: str
+    events: list
+    when: str
+    expect: list  # (value, [(predicate, value, event id)])
+
+
+REPLACED_CASES = [
+    ReplacedCase("exclusion-lists-the-withdrawn-like", "dislikes", [_LIKE, _DISLIKE], "09-10",
+                 [("mangoes", [("likes", "mangoes", _LIKE.id)])]),
+    ReplacedCase("as-of-before-the-statement", "dislikes", [_LIKE, _DISLIKE], "09-09", []),
+    ReplacedCase("nothing-held-there-nothing-listed", "dislikes", [_DISLIKE], "09-10", [("mangoes", [])]),
+    ReplacedCase("replaces-lists-the-goal-only-once", "did", [_GOAL, _DID, _DID_RETRACTION], "09-10",
+                 [("run a marathon", [("goal", "run a marathon", _GOAL.id)])]),
+    ReplacedCase("replaces-without-its-retraction", "did", [_GOAL, _DID], "09-10",
+                 [("run a marathon", [("goal", "run a marathon", _GOAL.id)])]),
+    ReplacedCase("a-restatement-keeps-the-correction", "dislikes",
+                 [_LIKE, _DISLIKE, say("dislikes", "Mangoes", "09-20")], "09-20",
+                 [("Mangoes", [("likes", "mangoes", _LIKE.id)])]),
+    ReplacedCase("a-restatement-that-corrects-again-lists-the-new-correction", "dislikes",
+                 [_LIKE, _DISLIKE, say("likes", "mangoes", "09-15"), say("dislikes", "mangoes", "09-20")], "09-20",
+                 [("mangoes", [("likes", "mangoes", say("likes", "mangoes", "09-15").id)])]),
+    ReplacedCase("historical-is-never-withdrawn-so-never-listed", "regrets",
+                 [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")], "09-10",
+                 [("run a marathon", [])]),
+    ReplacedCase("multi-valued-accumulates-and-replaces-nothing", "goal",
+                 [_GOAL, say("goal", "swim", "09-02")], "09-02",
+                 [("run a marathon", []), ("swim", [])]),
+]
+
+
+@pytest.mark.parametrize("case", REPLACED_CASES, ids=[c.id for c in REPLACED_CASES])
+def test_replaced_across_pairs(case: ReplacedCase) -> None:
+    out = fold(case.events, SUBJECT, case.predicate, timeline(*PA), D(case.when))
+    assert [(b.value, [(p.predicate, p.value, p.event_id) for p in b.replaced]) for b in out] == case.expect
+
+
+def test_a_restatement_that_corrects_again_lists_only_the_new_correction() -> None:
+    """One-way exclusion: the second dislikes is a restatement of a held value."""
+    like2 = say("likes", "mangoes", "09-15")
+    log = [_LIKE, _DISLIKE, like2, say("dislikes", "Mangoes", "09-20")]
+    tl = timeline(*LIKES)
+    [held_then] = fold(log, SUBJECT, "dislikes", tl, D("09-15"))
+    assert [(p.predicate, p.event_id) for p in held_then.replaced] == [("likes", _LIKE.id)]
+    [b] = fold(log, SUBJECT, "dislikes", tl, D("09-20"))
+    assert (b.value, [(p.predicate, p.event_id) for p in b.replaced]) == ("Mangoes", [("likes", like2.id)])
+
+
+def test_replaced_own_pair_is_named_and_a_v4_timeline_keeps_the_old_form() -> None:
+    log = [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02")]
+    [b] = fold(log, SUBJECT, "editor", timeline(*EDITOR), D("09-03"))
+    assert [(p.predicate, p.value) for p in b.replaced] == [("editor", "vim")]
+    assert b.to_json()["replaced"][0]["predicate"] == "editor"
+    old = Timeline(PA, fold_version="recall-fold-v4")
+    [b] = fold([_LIKE, _DISLIKE], SUBJECT, "dislikes", old, D("09-10"))
+    assert b.replaced == ()  # v4 listed only its own pair
+    [b] = fold(log, SUBJECT, "editor", Timeline(EDITOR, fold_version="recall-fold-v4"), D("09-03"))
+    assert "predicate" not in b.to_json()["replaced"][0]

@@ -23,7 +23,7 @@ def general(events, tl, at):
         if m.at > at:
             break
         _apply(m, held, "p", tl)
-    return _beliefs(held, "p")
+    return _beliefs(held, "p", tl)
 
 
 step = st.tuples(
@@ -49,7 +49,7 @@ def test_fast_path_equals_the_general_walk(steps, cardinality, at_step):
     at = BASE + at_step
     held = _fold_plain(events, "s", "p", tl, at)
     assert held is not None  # a plain pair takes the fast path
-    assert _beliefs(held, "p") == general(events, tl, at)
+    assert _beliefs(held, "p", tl) == general(events, tl, at)
 
 
 def test_fast_path_steps_aside_when_it_does_not_apply():

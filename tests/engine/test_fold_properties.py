@@ -10,11 +10,12 @@ exclusions added and dropped, a merged name).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recall_engine.fold import fold
+from recall_engine.fold import fold, walk
 from recall_engine.history import diff_answers, history
 from recall_engine.instants import NS
 from recall_engine.records import Event, Replace, make_event
@@ -198,7 +199,8 @@ def test_a_note_is_held_in_exactly_one_place(log) -> None:
 @SETTINGS
 @given(logs(), st.sampled_from(["p", "q"]), st.sampled_from(REG_INSTANTS[1:]), st.data())
 def test_an_ordinary_redefine_never_changes_an_earlier_answer(log, name, T, data) -> None:
-    """Rules are read as of each event: a non-retroactive redefine at T leaves every answer before T alone.
+    """Cardinality is read as of each event: a non-retroactive change of it at T leaves every answer
+    before T alone. (Excludes and historical are read at the read: kept as they are here.)
 
     (A name's first definition also governs older events, and a definition ends a merge of
     its name, so the name must already be defined and not merged away.)
@@ -209,7 +211,8 @@ def test_an_ordinary_redefine_never_changes_an_earlier_answer(log, name, T, data
         r.at < T and r.record.name == name and r.record.definition for r in tl.log
     ):
         return
-    rec = RegistryRecord("redefine", name, definition=_def(data.draw, name))
+    card = data.draw(st.sampled_from(["single", "multi"]))
+    rec = RegistryRecord("redefine", name, definition=replace(own, cardinality="multi" if own.historical else card))
     later = Timeline([*_events_of(tl), rec.to_event(T)])
     for t in [x for x in _instants(events) if x < T]:
         for pred in PAIRS:
@@ -218,3 +221,77 @@ def test_an_ordinary_redefine_never_changes_an_earlier_answer(log, name, T, data
 
 def _events_of(tl: Timeline) -> list[Event]:
     return [r.record.to_event(r.at) for r in tl.log]
+
+
+# --- exclusions read at the read; replaced across pairs (issues 18, 19) ---------------------
+
+LATE = INSTANTS[-1] + 2 * NS  # after every statement
+
+
+@st.composite
+def declarations(draw) -> list[Definition]:
+    p_hist = draw(st.booleans()) and draw(st.booleans())
+    return [
+        Definition("p", "multi" if p_hist else draw(st.sampled_from(["single", "multi"])), "string", historical=p_hist),
+        Definition("q", draw(st.sampled_from(["single", "multi"])), "string"),
+        Definition("r", draw(st.sampled_from(["single", "multi"])), "string"),
+    ]
+
+
+def _declare(defs: list[Definition], at: int) -> list[Event]:
+    return [RegistryRecord("declare", d.name, definition=d).to_event(at) for d in defs]
+
+
+def _answers(events: list[Event], tl: Timeline) -> dict:
+    return {(s, p, t): _json(fold(events, s, p, tl, t)) for s in ("user", "bob") for p in PAIRS for t in _instants(events)}
+
+
+@SETTINGS
+@given(statements(), declarations(), st.sampled_from(["p", "r"]))
+def test_an_exclusion_acts_the_same_declared_before_or_after_the_statements(events, defs, target) -> None:
+    q = defs[1]
+    with_rule = replace(q, excludes=(target,))
+    before = Timeline(_declare([defs[0], with_rule, defs[2]], BASE - NS))
+    after = Timeline([*_declare(defs, BASE - NS), RegistryRecord("redefine", "q", definition=with_rule).to_event(LATE)])
+    assert _answers(events, before) == _answers(events, after)
+
+
+@SETTINGS
+@given(statements(), declarations(), st.sampled_from(["p", "r"]))
+def test_removing_an_exclusion_restores_the_earlier_answers_exactly(events, defs, target) -> None:
+    q = defs[1]
+    never = Timeline(_declare(defs, BASE - NS))
+    added = Timeline([*_declare(defs, BASE - NS),
+                      RegistryRecord("redefine", "q", definition=replace(q, excludes=(target,))).to_event(LATE)])
+    removed = Timeline([*_events_of(added), RegistryRecord("redefine", "q", definition=q).to_event(LATE + NS)])
+    assert _answers(events, removed) == _answers(events, never)
+
+
+@SETTINGS
+@given(logs())
+def test_a_listed_replaced_value_is_one_the_other_pair_stopped_holding_then(log) -> None:
+    """Each `replaced` entry from another pair: that pair held exactly that value (its event) and
+    stopped holding it at a step credited to one of this pair's statements, no later than the read;
+    and this pair's history lists it on that statement's step (as-of reads agree with history)."""
+    tl, events = log
+    for pred in PAIRS:
+        own_ids = {s_.move.event.id for s_ in walk(events, "user", pred, tl) if s_.move.action == "assert"}
+        steps = history(events, "user", pred, tl)
+        for t in _instants(events):
+            for b in fold(events, "user", pred, tl, t):
+                for r in b.replaced:
+                    assert r.predicate  # fold v5 names every entry's predicate
+                    if r.predicate == pred:
+                        continue
+                    hits = [
+                        s_ for s_ in walk(events, "user", r.predicate, tl, cross=False)
+                        if s_.move.at <= t and any(h.event.id == r.event_id and value_key(h.value) == value_key(r.value)
+                                                   for h in s_.withdrawn)
+                        and (s_.move.event.id in own_ids or s_.move.event.caused_by in own_ids)
+                    ]
+                    assert hits, (pred, r)
+                    assert not tl.historical_at(r.predicate, t) or hits[0].move.action == "retract"
+                    listed = [s_ for s_ in steps if s_.at <= t and any(
+                        (x.predicate, x.event_id, value_key(x.value)) == (r.predicate, r.event_id, value_key(r.value))
+                        for x in s_.replaced)]
+                    assert listed, (pred, r)

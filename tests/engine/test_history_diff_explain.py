@@ -6,6 +6,7 @@ import pytest
 
 from recall_engine.fold import fold
 from recall_engine.history import change_of, diff_answers, explain, history, rules_for
+from recall_engine.registry import Promotion, RegistryRecord
 
 from .helpers import (
     NOW,
@@ -82,7 +83,7 @@ def test_history_step_json() -> None:
     assert s.to_json() == {
         "at": "2026-09-01T10:00:00.5Z", "event_id": s.event_id, "action": "assert", "value": "vim",
         "stored_as": "editor", "before": [], "after": ["vim"], "withdrawn": [], "source": "user_stated",
-        "evidence": "", "via": "", "caused_by": "",
+        "evidence": "", "via": "", "caused_by": "", "replaced": [],
     }
 
 
@@ -101,7 +102,24 @@ def test_history_of_a_promoted_note() -> None:
     assert (s.action, s.value, s.stored_as, s.evidence, s.after) == (
         "promote", "peanuts", "note", "I'm allergic to peanuts", ("peanuts",)
     )
-    assert history([n], SUBJECT, "note", tl) == []
+    # seen from the note's side, it stays a step: where it went, never held here
+    [away] = history([n], SUBJECT, "note", tl)
+    assert (away.action, away.value, away.via, away.before, away.after) == (
+        "promoted_to", "I'm allergic to peanuts", "allergy", (), ()
+    )
+    assert away.promoted_to is not None and away.promoted_to[:2] == ("allergy", "peanuts")
+    assert away.describe().startswith("promoted to allergy = 'peanuts' by registry event m-")
+    assert away.to_json()["promoted_to"]["predicate"] == "allergy"
+
+
+def test_history_of_a_promoted_note_names_the_plan() -> None:
+    n = note("I use fish", "09-01")
+    rec = RegistryRecord("promote", "shell", notes=(Promotion(n.id, SUBJECT, "fish"),), plan="p-123").to_event(D("10-01"))
+    tl = timeline(declare("shell", "01-01"), rec)
+    [away] = history([n], SUBJECT, "note", tl)
+    assert away.describe() == "promoted to shell = 'fish' by plan p-123"
+    x = explain([n], SUBJECT, "note", tl, D("11-01"))
+    assert [(r.value, r.held, r.reason) for r in x.reasons] == [("I use fish", False, "promoted to shell = 'fish' by plan p-123")]
 
 
 # --- diff ----------------------------------------------------------------------------
@@ -177,7 +195,7 @@ def test_explain_as_of_an_earlier_instant() -> None:
     x = explain(log, SUBJECT, "likes", REG, D("09-10"))
     assert [b.value for b in x.beliefs] == ["kiwis", "figs"] == answer(log, "likes", REG, "09-10")
     reasons = {r.value: r for r in x.reasons}
-    assert reasons["mangoes"].reason == "withdrawn by exclusion: dislikes 'mangoes' excludes likes"
+    assert reasons["mangoes"].reason == "withdrawn by exclusion: dislikes excludes likes (the statement dislikes 'mangoes')"
     assert reasons["mangoes"].at == D("09-10") and not reasons["mangoes"].held
 
 

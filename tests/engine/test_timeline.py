@@ -102,11 +102,37 @@ def test_first_define_wins_and_the_later_one_is_marked_ignored() -> None:
 
 
 def test_historical_at_and_excludes_at() -> None:
-    tl = timeline(declare("did", "01-01", "multi", historical=True), declare("goal", "01-01", "multi"),
-                  redefine("goal", "06-01", "multi", excludes=("did",)))
+    log = (declare("did", "01-01", "multi", historical=True), declare("goal", "01-01", "multi"),
+           redefine("goal", "06-01", "multi", excludes=("did",)))
+    tl = timeline(*log)
     assert tl.historical_at("did", D("01-01")) and not tl.historical_at("goal", D("01-01"))
     assert tl.excluders("did") == {"goal"} and tl.excluders("goal") == set()
-    assert not tl.excludes_at("goal", "did", D("05-31")) and tl.excludes_at("goal", "did", D("06-01"))
+    assert tl.excluded_by("goal") == {"did"} and tl.excluded_by("did") == set()
+    # the registry as it stands at the read: a rule added later covers the old log
+    assert tl.excludes_at("goal", "did", D("05-31")) and tl.excludes_at("goal", "did", D("06-01"))
+    # a recall-fold-v4 bundle keeps the rules it was written under: as of the excluding event
+    v4 = Timeline(log, fold_version="recall-fold-v4")
+    assert not v4.excludes_at("goal", "did", D("05-31")) and v4.excludes_at("goal", "did", D("06-01"))
+
+
+@pytest.mark.parametrize(
+    "log, excluders",
+    [
+        pytest.param([redefine("dislikes", "06-01", "multi")], set(), id="removed: no longer excludes"),
+        pytest.param([redefine("dislikes", "06-01", "multi", excludes=("likes",))], {"dislikes"}, id="kept"),
+        pytest.param([merge("dislikes", "likes", "06-01")], set(), id="merged away: its own rules do not apply"),
+    ],
+)
+def test_excluders_are_read_from_the_latest_definition(log, excluders) -> None:
+    tl = timeline(declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)), *log)
+    assert tl.excluders("likes") == excluders
+    assert tl.excludes_at("dislikes", "likes", D("02-01")) == bool(excluders)
+
+
+def test_historical_is_read_as_the_registry_stands_now() -> None:
+    log = (declare("did", "01-01", "multi"), redefine("did", "06-01", "multi", historical=True))
+    assert timeline(*log).historical_at("did", D("02-01"))
+    assert not Timeline(log, fold_version="recall-fold-v4").historical_at("did", D("02-01"))
 
 
 def test_excluders_follow_names_at_read_time() -> None:

@@ -195,5 +195,22 @@ def test_pair_history_limit_is_refused_not_truncated(memory: Memory, monkeypatch
     monkeypatch.setattr(mem, "MAX_PAIR_EVENTS", 3)
     for i in range(3):
         memory.remember("user", "uses_technology", f"t{i}", at=T("2026-03-01") + i)
-    with pytest.raises(LimitExceeded, match="the maximum; the write is refused"):
+    with pytest.raises(LimitExceeded, match="the pair user/uses_technology has 3 events and the limit is 3; the write is refused"):
         memory.remember("user", "uses_technology", "t9")
+    # restating a held value on a full pair is not new information: already known, nothing written
+    pos = memory.store.position()
+    r = memory.remember("user", "uses_technology", "T1")
+    assert r.already_known and r.events == [] and memory.store.position() == pos
+    assert [b.value for b in memory.read_pair("user", "uses_technology")] == ["t0", "t1", "t2"]
+
+
+def test_a_replaces_that_would_overfill_the_other_pair_is_refused(memory: Memory, monkeypatch):
+    import recall_engine.memory as mem
+
+    monkeypatch.setattr(mem, "MAX_PAIR_EVENTS", 3)
+    for i in range(3):
+        memory.remember("user", "goal", f"g{i}", at=T("2026-03-01") + i)
+    pos = memory.store.position()
+    with pytest.raises(LimitExceeded, match="the pair user/goal has 3 events"):
+        memory.remember("user", "did", "g1", replaces=[("goal", "g1")])
+    assert memory.store.position() == pos  # nothing written

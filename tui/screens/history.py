@@ -41,6 +41,12 @@ class StepRows(Sequence):
         if row is None:
             s = self.h.steps[i]
             action = s.action + (f" by {s.via}" if s.via and s.action in ("exclude", "replaces") else "")
+            if s.promoted_to is not None:
+                action = s.describe()
+            else:  # what it withdrew from other pairs (its own pair's are in before → after)
+                elsewhere = [r for r in s.replaced if r.predicate and r.predicate != self.h.predicate]
+                if elsewhere:
+                    action += "; replaced " + ", ".join(f"{r.predicate}: {fmt.values([r.value])}" for r in elsewhere)
             row = self.cache[i] = (
                 (fmt.instant(s.at), "dim"),
                 (action, ACTION_STYLE.get(s.action, "")),

@@ -43,7 +43,8 @@ def belief_detail(b: Belief) -> Text:
         t.append(fmt.clip(b.evidence, 200))
     for r in b.replaced:
         t.append(f"\n  {REPLACED} replaced ", style="cyan")
-        t.append(f"{fmt.values([r.value])} (held since {fmt.instant(r.observed_at)})")
+        where = f"{r.predicate} = " if r.predicate and r.predicate != b.predicate else ""  # withdrawn from another pair
+        t.append(f"{where}{fmt.values([r.value])} (held since {fmt.instant(r.observed_at)})")
     for e in b.elsewhere:
         t.append(f"\n  {ELSEWHERE} also held as ", style="yellow")
         t.append(f"{e.predicate} = {fmt.values([e.value])} (since {fmt.instant(e.observed_at)})")

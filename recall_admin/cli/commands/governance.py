@@ -44,7 +44,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         description: Annotated[Optional[str], typer.Option("--description", metavar="TEXT")] = None,
         retroactive: Annotated[
-            bool, typer.Option("--retroactive", help="Govern the whole history, not only from now on.")
+            bool, typer.Option("--retroactive", help=(
+                "Cardinality governs the whole history, not only from now on. Excludes and historical "
+                "always cover the whole log (they are read at every read), with or without it."))
         ] = False,
         reason: Reason = "",
     ) -> Build:

@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         reason: Reason = "",
     ) -> Build:
-        """Add the exclusion between the predicates (a retroactive redefine, every subject)."""
+        """Add the exclusion between the predicates (a redefine; it covers every subject and the old log)."""
         from ...conflicts import exclude_plan, lookup
 
         return lambda st: exclude_plan(st, lookup(st.memory, ident)[0], by=by, reason=reason)

@@ -76,10 +76,18 @@ def table(*columns: str, title: str | None = None) -> Table:
     return t
 
 
+def prior_text(replaced: Sequence[dict[str, Any]], predicate: str) -> str:
+    """`replaced` entries: a value of the same pair as itself, another pair's as ``likes: mangoes``."""
+    return ", ".join(
+        visible((f"{p['predicate']}: " if p.get("predicate") not in (None, "", predicate) else "") + value_text(p["value"]))
+        for p in replaced
+    )
+
+
 def _marks(b: dict[str, Any]) -> Text:
     parts: list[Text] = []
     if b.get("replaced"):
-        parts.append(txt("replaced " + values_text(p["value"] for p in b["replaced"]), "cyan"))
+        parts.append(Text("replaced " + prior_text(b["replaced"], b["predicate"]), style="cyan"))
     if b.get("elsewhere"):
         also = ", ".join(f"{visible(e['predicate'])}={visible(value_text(e['value']))}" for e in b["elsewhere"])
         parts.append(Text("also " + also, style="yellow"))

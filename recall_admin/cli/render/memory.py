@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from . import beliefs_table, line, names, table, txt, val, vals, values_text
+from . import beliefs_table, line, names, prior_text, table, txt, val, vals, values_text
 
 
 def render_beliefs(con: Console, data: dict[str, Any]) -> None:
@@ -50,12 +50,17 @@ def render_forget(con: Console, data: dict[str, Any]) -> None:
     con.print(beliefs_table(data["withdrawn"], title="Withdrawn"))
 
 
-def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None) -> Table:
+def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None, predicate: str = "") -> Table:
     t = table("at", "action", "value", "before → after", "source", title=title)
     for s in steps:
         action = s["action"]
         if s.get("via") and action in ("exclude", "replaces"):
             action += f" ({s['via']})"
+        if s.get("promoted_to"):
+            action = s["promoted_to"]["text"]
+        elsewhere = [p for p in s.get("replaced", []) if p.get("predicate") not in (None, "", predicate)]
+        if elsewhere:  # its own pair's are in before → after already
+            action += "; replaced " + prior_text(elsewhere, predicate)
         change = Text.assemble(vals(s["before"]), " → ", vals(s["after"]))
         value = val(s["value"]) if s["value"] is not None else txt("all" if s["action"] == "retract_all" else "—", "dim")
         t.add_row(txt(s["at"]), txt(action), value, change, txt(s.get("source", "")))
@@ -66,7 +71,7 @@ def render_history(con: Console, data: dict[str, Any]) -> None:
     now = values_text(data["believed_now"]) if data["believed_now"] else "nothing"
     con.print(line((f"{data['subject']} / {data['predicate']}", "bold"), f": believed now: {now}"))
     if data["steps"]:
-        con.print(steps_table(data["steps"]))
+        con.print(steps_table(data["steps"], predicate=data["predicate"]))
     else:
         con.print(txt("No events.", "dim"))
 
@@ -100,7 +105,7 @@ def render_explain(con: Console, data: dict[str, Any]) -> None:
             t.add_row(txt(r["at"]), txt(r["op"]), txt(r["name"]), txt(r["change"]), txt(r.get("operator") or ""))
         con.print(t)
     if data["steps"]:
-        con.print(steps_table(data["steps"], title="History"))
+        con.print(steps_table(data["steps"], title="History", predicate=data["predicate"]))
     evidence = [e for e in data.get("events", []) if e.get("evidence")]
     if evidence:
         t = table("event", "evidence", title="Evidence")

@@ -47,6 +47,8 @@ def summary_line(data: Mapping[str, Any]) -> str:
     ]
     if any("before_as_of" in c for c in imp.get("changes", [])):
         parts.append(_count(imp.get("answers_changed_as_of", 0), "answer changes", "answers change") + " as of then")
+    if imp.get("replaced_changed"):
+        parts.append(_count(imp["replaced_changed"], "pair lists", "pairs list") + " other replaced values")
     return visible(f"Plan {plan.get('id', '?')}: " + " · ".join(parts))
 
 
@@ -123,10 +125,18 @@ def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
             else:
                 cells.append("")
         cells.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
+        if c.get("replaced_changes"):  # a belief held now would list other `replaced` values
+            cells[-1].append(" · replaced " + "; ".join(
+                f"{values_text([r['value']])}: " + (", ".join(_prior_text(p) for p in r["after"]) or "nothing")
+                for r in c["replaced_changes"]), style="cyan")
         t.add_row(*cells)
     if len(rows) > limit:
         t.caption = f"{len(rows) - limit} more change(s) not shown; --json lists every one"
     return t
+
+
+def _prior_text(p: Mapping[str, Any]) -> str:
+    return visible(f"{p['predicate']}: " if p.get("predicate") else "") + values_text([p["value"]])
 
 
 def _keys(values: Sequence[Any]) -> frozenset[str]:
