@@ -141,7 +141,7 @@ def run_plan(
         state.output.message(f"Wrote plan {plan.id} to {plan_out}; apply it with `recall-admin apply {plan_out}`.",
                              style="dim")
     if apply:
-        data.update(governance.apply(s.memory, plan))
+        data.update(governance.apply(s.memory, plan, s.operator))
     state.output.emit(data, render_preview)
     if not apply and plan_out is None:
         state.output.message("Preview only: nothing was written. Add --apply to apply it, or --plan-out FILE.",
@@ -309,7 +309,7 @@ def register(app: typer.Typer) -> None:
         state = _state(ctx)
         plan = read_plan(plan_file)
         s = state.session(create=False)
-        state.output.emit(governance.apply(s.memory, plan), render_apply)
+        state.output.emit(governance.apply(s.memory, plan, s.operator), render_apply)
 
     @app.command(rich_help_panel="Governance")
     def revert(
@@ -319,11 +319,12 @@ def register(app: typer.Typer) -> None:
         plan_out: PlanOutOpt = None,
         apply: ApplyOpt = False,
         detailed_exitcode: DetailedOpt = False,
+        reason: ReasonOpt = "",
     ) -> int:
-        """Preview (and apply) the plan that undoes an applied one."""
+        """Preview (and apply) the plan that withdraws an applied one, as if it had never been applied."""
         from .governance import revert as revert_plan
 
-        return run_plan(ctx, lambda st: revert_plan(st, plan_id.strip()),
+        return run_plan(ctx, lambda st: revert_plan(st, plan_id.strip(), reason=reason),
                         as_of=as_of, plan_out=plan_out, apply=apply, detailed_exitcode=detailed_exitcode)
 
 

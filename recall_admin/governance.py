@@ -43,7 +43,7 @@ class Preview:
                 "ops": [r.to_json() for r in self.plan.records],
                 "statements": [e.to_json() for e in self.plan.statements],
                 "events": [e.to_json() for e in self.plan.events()],
-                "based_on": {"position": self.plan.position, "registry_digest": self.plan.registry_digest},
+                "based_on": self.plan.based_on(),
                 "details": self.plan.details,
             },
             "impact": imp,
@@ -64,6 +64,7 @@ class Stager:
 
     def _plan(self, kind: str, title: str, records: Sequence[RegistryRecord], scope: Iterable[str], *,
               statements: Sequence[Event] = (), details: dict[str, Any] | None = None, reason: str = "") -> Plan:
+        """Seal a plan; ``scope`` is the names it read, and ``details`` what a reviewer needs."""
         tl = self.memory.timeline()
         at = self.memory.registry_instant(tl)
         recs = tuple(replace(r, operator=self.operator, reason=reason or r.reason) for r in records)
@@ -74,10 +75,12 @@ class Stager:
                 names.update(t.stored_names(p))
                 for q in t.excluders(t.canonical(p)):
                     names.update(t.stored_names(q))
+        scope_names = tuple(sorted(names))
         plan = Plan(
             kind=kind, title=title, collection=self.collection, operator=self.operator,
             position=self.memory.store.position(), registry_digest=tl.digest, records=recs,
-            statements=tuple(statements), at=at, scope=tuple(sorted(names)), details=details or {},
+            statements=tuple(statements), at=at, scope=scope_names, details=details or {},
+            store=store_identity(self.memory), names_digest=tl.names_digest(scope_names),
         )
         return plan.sealed()
 
@@ -212,7 +215,8 @@ class Stager:
             raise PlanError(f"no note could be promoted into {p}: " + ("; ".join(r["error"] for r in results[:5]) or "no note matched"))
         records.append(RegistryRecord(op="promote", name=p, notes=tuple(parsed)))
         return self._plan("promote", f"promote {len(parsed)} note(s) into {p}", records, {p, NOTE}, reason=reason,
-                          details={"notes": results, "parsed": len(parsed), "unparsed": len(results) - len(parsed)})
+                          details={"notes": results, "parsed": len(parsed), "unparsed": len(results) - len(parsed),
+                                   "selection": {"match": match or "", "subject": normalize_subject(subject) if subject else ""}})
 
     def _note_candidates(self, notes: dict[str, str] | None, match: str | None, subject: str | None,
                          tl: Timeline) -> list[tuple[Event, Any]]:
@@ -302,13 +306,14 @@ def preview(memory: Memory, plan: Plan, *, as_of: int | None = None,
     store = memory.store
     now = memory.now() + 60 * 10**9
     names = set(plan.scope)
-    predicates_of = _affected_predicates(plan, tl, after)
+    records, statements = _effective(plan, tl, memory)
+    predicates_of = _affected_predicates(records, statements, tl, after)
     subjects = None
-    if plan.kind == "promote":
-        subjects = sorted({p.subject for r in plan.records for p in r.notes})
+    if records and all(r.op == "promote" for r in records):
+        subjects = sorted({p.subject for r in records for p in r.notes})
     stmt_events = list(plan.statements)
-    if stmt_events:
-        subjects = sorted({e.subject for e in stmt_events})
+    if statements and not records:
+        subjects = sorted({e.subject for e in statements})
     groups = _group_by_subject(store.predicate_events(sorted(names), subjects=subjects))
     per_subject = []
     read = 0
@@ -353,9 +358,22 @@ def _statement_impact(subject, events, statements, preds, tl, now, as_of):
     return out
 
 
-def _affected_predicates(plan: Plan, before: Timeline, after: Timeline) -> set[str]:
+def _effective(plan: Plan, tl: Timeline, memory: Memory) -> tuple[list[RegistryRecord], list[Event]]:
+    """The records and statements a plan adds or, for a revert, takes back."""
+    records = [r for r in plan.records if r.op != "withdraw"]
+    statements = list(plan.statements)
+    for w in plan.records:
+        if w.op == "withdraw":
+            records.extend(r.record for r in tl.log if r.record.plan == w.withdraws and r.record.op != "applied")
+            if w.events:
+                statements.extend(memory.store.events_by_id(list(w.events)))
+    return records, statements
+
+
+def _affected_predicates(records: Sequence[RegistryRecord], statements: Sequence[Event],
+                         before: Timeline, after: Timeline) -> set[str]:
     out: set[str] = set()
-    for r in plan.records:
+    for r in records:
         if r.op == "promote":
             out.add(NOTE)  # the promoted notes stop being held as notes
         for t in (before, after):
@@ -367,7 +385,7 @@ def _affected_predicates(plan: Plan, before: Timeline, after: Timeline) -> set[s
             old = before.definition(r.name)
             if old is not None:
                 out.update(t.canonical(x) for x in old.excludes)
-    for e in plan.statements:
+    for e in statements:
         out.add(before.canonical(e.predicate))
     return out
 
@@ -451,22 +469,49 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
 # --- apply and revert -------------------------------------------------------
 
 
+def store_identity(memory: Memory) -> str:
+    """What tells one store's log from another's: the id of its first event ("" while empty)."""
+    events = memory.store.all_events(0)
+    try:
+        first = next(iter(events), None)
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    return first.id if first is not None else ""
+
+
 def check_stale(memory: Memory, plan: Plan) -> None:
-    """Refuse a plan whose scope changed since it was computed, saying what changed."""
+    """Refuse a plan when something it read changed since it was computed, saying what.
+
+    What a plan read (docs/governance.md, "Staleness"): the registry records of the
+    names in its scope, and the events of those names; for a promote, the notes its
+    selection would include. Anything else (a declaration of another name, a write to
+    another predicate) leaves it valid."""
     store = memory.store
     if plan.collection and plan.collection != getattr(store, "collection", plan.collection):
         raise PlanError(f"the plan is for collection {plan.collection!r}, not {store.collection!r}")
+    if plan.store and plan.store != store_identity(memory):
+        raise PlanError("the plan was made against another store (its log begins with a different event); "
+                        "plan it again against this one")
+    tl = memory.timeline()
+    if plan.names_digest and tl.names_digest(plan.scope) != plan.names_digest:
+        raise StalePlan(
+            "the plan is stale: the registry records of the names it touches changed since it was planned "
+            f"({', '.join(plan.scope[:5])}{' ...' if len(plan.scope) > 5 else ''}); plan it again to see the new impact"
+        )
     if store.position() == plan.position:
         return
-    touched = store.touched_since(plan.position)
-    reg = [t for t in touched if t.subject == REGISTRY_SUBJECT]
-    if reg or memory.timeline().digest != plan.registry_digest:
-        raise StalePlan(
-            f"the plan is stale: the registry changed since it was planned ({len(reg)} registry event(s) since "
-            f"position {plan.position}); plan it again to see the new impact"
-        )
+    touched = [t for t in store.touched_since(plan.position) if t.subject != REGISTRY_SUBJECT]
+    if not plan.names_digest:  # a plan from before the per-name digest: any registry change counts
+        if tl.digest != plan.registry_digest:
+            raise StalePlan(f"the plan is stale: the registry changed since position {plan.position}; "
+                            "plan it again to see the new impact")
     scope = set(plan.scope)
-    hits = [t for t in touched if t.predicate in scope]
+    notes = set(tl.stored_names(NOTE)) if plan.kind == "promote" else set()
+    hits = [t for t in touched if t.predicate in scope and t.predicate not in notes]
+    if notes:
+        hits.extend(_selected_notes(memory, plan, [t for t in touched if t.predicate in notes]))
     if hits:
         pairs = sorted({f"{t.subject}/{t.predicate}" for t in hits})
         raise StalePlan(
@@ -475,51 +520,114 @@ def check_stale(memory: Memory, plan: Plan) -> None:
         )
 
 
-def apply(memory: Memory, plan: Plan) -> dict[str, Any]:
-    """Append exactly the plan's events in one transaction, if the plan is not stale."""
+def _selected_notes(memory: Memory, plan: Plan, touched: list[Any]) -> list[Any]:
+    """New note events a promote's selection would include: a match by its pattern, or a change to a listed note's pair."""
+    sel = plan.details.get("selection") if isinstance(plan.details, dict) else None
+    listed = {p.subject for r in plan.records for p in r.notes}
+    if not isinstance(sel, dict) or not sel.get("match"):
+        return [t for t in touched if t.subject in listed]  # a retraction or a new note of a promoted note's subject
+    rx = re.compile(str(sel["match"]), re.IGNORECASE)
+    subject = sel.get("subject") or None
+    out = []
+    for t in touched:
+        if subject and t.subject != subject:
+            continue
+        # the value key of a string is "s:" + its text (records.value_key): match the text
+        text = t.value_key[2:] if t.value_key.startswith("s:") else t.value_key
+        if rx.search(text) or t.subject in listed:
+            out.append(t)
+    return out
+
+
+def apply(memory: Memory, plan: Plan, operator: str = "") -> dict[str, Any]:
+    """Append exactly the plan's events, and an ``applied`` record naming who applied it, in one transaction."""
     events = plan.events()
     if events and len(memory.store.events_by_id([e.id for e in events])) == len({e.id for e in events}):
         raise PlanError(f"plan {plan.id} is already applied: every one of its events is in the log")
     check_stale(memory, plan)
-    position = memory.store.append(events)
-    return {"applied": plan.id, "events": [e.id for e in events], "position": position}
+    tl = memory.timeline()
+    at = max(memory.registry_instant(tl), plan.at + len(plan.records))
+    applied = RegistryRecord(op="applied", name="", plan=plan.id, operator=operator or plan.operator,
+                             events=tuple(e.id for e in plan.statements))
+    position = memory.store.append([*events, applied.to_event(at)])
+    return {"applied": plan.id, "events": [e.id for e in events], "position": position,
+            "applied_by": operator or plan.operator}
 
 
 def records_of_plan(memory: Memory, plan_id: str) -> list[tuple[int, RegistryRecord]]:
     return [(r.at, r.record) for r in memory.timeline().log if r.record.plan == plan_id]
 
 
-def revert(stager: Stager, plan_id: str) -> Plan:
-    """A new plan that undoes an applied one; previewed like any other."""
+def _plan_names(tl: Timeline, records: Iterable[RegistryRecord], statements: Iterable[Event]) -> set[str]:
+    """Every stored name a plan's records and statements bear on, under this timeline."""
+    out: set[str] = set()
+    for r in records:
+        for n in (r.name, r.into, *(r.definition.excludes if r.definition else ())):
+            if n:
+                out.update(tl.stored_names(n))
+                out.add(n)
+        if r.op == "promote":
+            out.update(tl.stored_names(NOTE))
+    for e in statements:
+        out.update(tl.stored_names(e.predicate))
+        out.add(e.predicate)
+    return out
+
+
+def revert(stager: Stager, plan_id: str, reason: str = "") -> Plan:
+    """A plan whose one ``withdraw`` record takes an applied plan back, records and statements.
+
+    The timeline then reads as if the plan had never been applied (docs/governance.md,
+    "Revert"); refused when the plan was reverted already or a later plan builds on it."""
     memory = stager.memory
     tl = memory.timeline()
-    applied = records_of_plan(memory, plan_id)
-    if not applied:
-        raise PlanError(f"no applied plan {plan_id!r} in this collection's registry log")
-    inverse: list[RegistryRecord] = []
-    scope: set[str] = set()
-    for at, r in reversed(applied):
-        prior = Timeline(records=[x for x in tl.log if x.at < at])
-        if r.op in ("redefine", "declare") and r.definition is not None:
-            old = prior.definition(r.name)
-            if old is None:
-                raise PlanError(f"{r.name} was first declared by plan {plan_id}; a declaration cannot be undone, only redefined")
-            inverse.append(RegistryRecord(op="redefine", name=r.name, definition=old, retroactive=r.retroactive))
-        elif r.op == "merge":
-            base = prior.definition(r.name) or tl.definition(r.into)
-            assert base is not None
-            inverse.append(RegistryRecord(op="split", name=r.name, definition=replace(base, name=r.name, aliases=())))
-            scope.add(r.into)
-        elif r.op == "split":
-            owner = prior.merged_into(r.name)
-            if owner is None:
-                raise PlanError(f"cannot revert the split of {r.name}: it was not merged before")
-            inverse.append(RegistryRecord(op="merge", name=r.name, into=owner))
-            scope.add(owner)
-        elif r.op == "promote":
-            inverse.append(RegistryRecord(op="promote", name=NOTE, notes=tuple(Promotion(p.event_id, p.subject, p.value) for p in r.notes)))
-            scope.update({r.name, NOTE})
+    mine = [r for r in tl.log if r.record.plan == plan_id]
+    if not mine:
+        raise PlanError(f"no applied plan {plan_id!r} in this collection's registry log (see `registry log`)")
+    by = tl.withdrawn(plan_id)
+    if by:
+        raise PlanError(f"plan {plan_id} was already reverted by plan {by}; there is nothing left to revert")
+    if any(r.record.op == "withdraw" for r in mine):
+        raise PlanError(f"plan {plan_id} is itself a revert; to bring the change back, plan it again")
+    records = [r.record for r in mine if r.record.op not in ("applied",)]
+    stmt_ids = [i for r in mine if r.record.op == "applied" for i in r.record.events]
+    statements = memory.store.events_by_id(stmt_ids) if stmt_ids else []
+    names = _plan_names(tl, records, statements)
+    last = max(r.at for r in mine)
+    for r in tl.log:
+        if r.at <= last or not r.live or r.record.plan == plan_id:
+            continue
+        rec = r.record
+        theirs: set[str] = set()
+        if rec.op == "applied" and rec.events:
+            theirs = {e.predicate for e in memory.store.events_by_id(list(rec.events))}
+        elif rec.op == "withdraw":
+            continue
         else:
-            raise PlanError(f"a {r.op} record cannot be reverted")
-        scope.add(r.name)
-    return stager._plan("revert", f"revert {plan_id}", inverse, scope, reason=f"revert of {plan_id}")
+            theirs = {n for n in (rec.name, rec.into, *(rec.definition.excludes if rec.definition else ())) if n}
+        if theirs & names:
+            who = f"plan {rec.plan}" if rec.plan else f"the automatic {rec.op} of {rec.name}"
+            raise PlanError(
+                f"cannot revert plan {plan_id}: {who} (applied later) builds on it ({', '.join(sorted(theirs & names))}); "
+                f"revert {'that plan' if rec.plan else 'it'} first"
+            )
+    # a name the plan declared first, now holding events, cannot go back to not existing
+    before = Timeline(records=[x for x in tl.log if x.record.plan != plan_id])
+    counts = None
+    for rec in records:
+        if rec.definition is not None and not before.knows(rec.name):
+            counts = counts if counts is not None else memory.store.predicate_counts()
+            n = counts.get(rec.name, 0)
+            if n:
+                raise PlanError(
+                    f"cannot revert plan {plan_id}: it declared {rec.name}, and {n} event(s) were stored under "
+                    f"{rec.name} since; redefine it instead"
+                )
+    withdraw = RegistryRecord(op="withdraw", name="", withdraws=plan_id, events=tuple(e.id for e in statements))
+    title = (f"revert {plan_id}: withdraw its {len(records)} registry record(s)"
+             + (f" and {len(statements)} operator statement(s)" if statements else ""))
+    return stager._plan(
+        "revert", title, [withdraw], names, reason=reason or f"revert of {plan_id}",
+        details={"reverts": plan_id, "records": [r.to_json() for r in records],
+                 "statements": [e.to_json() for e in statements]},
+    )
