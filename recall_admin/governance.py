@@ -14,7 +14,7 @@ from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
 from recall_engine.records import REGISTRY_SUBJECT, Event
 from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
-from recall_engine.text import NOTE, normalize_subject
+from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
 from recall_engine.values import normalize_value, parse_cli_value
 
@@ -539,12 +539,92 @@ def _selected_notes(memory: Memory, plan: Plan, touched: list[Any]) -> list[Any]
     return out
 
 
+# what each kind of plan may append (records by op; statements only from the conflict queue)
+KIND_OPS = {
+    "redefine": {"redefine"}, "merge": {"merge"}, "split": {"split"}, "define": {"declare"},
+    "promote": {"declare", "promote"}, "registry-load": {"declare", "vocabulary"}, "exclude": {"redefine"},
+    "revert": {"withdraw"}, "confirm": set(), "never": set(),
+}
+FUTURE_SLACK_NS = 24 * 3600 * 10**9  # a plan's instants may run ahead of this clock by a day, not more
+
+
+def check_plan(memory: Memory, plan: Plan) -> None:
+    """Re-derive what a plan file may append against the current store; refuse anything else.
+
+    A plan file is untrusted (anyone can edit and reseal it): each record must be one its
+    kind produces, decode, keep every predicate's value class and leave a registry that
+    reads; each statement must be what ``remember`` would accept from the operator."""
+    tl = memory.timeline()
+    bad = f"plan {plan.id} cannot be applied:"
+    allowed = KIND_OPS.get(plan.kind)
+    if allowed is None:
+        raise PlanError(f"{bad} unknown kind {plan.kind!r}")
+    horizon = memory.now() + FUTURE_SLACK_NS
+    if plan.records and not 0 < plan.at <= horizon:
+        raise PlanError(f"{bad} its instant {plan.at} is not a time it could have been planned at")
+    for r in plan.records:
+        if r.op not in allowed:
+            raise PlanError(f"{bad} a {plan.kind} plan does not append {r.op} records")
+        if r.operator != plan.operator or not r.operator.strip():
+            raise PlanError(f"{bad} its records name operator {r.operator!r}, not its planner {plan.operator!r}")
+        if r.auto or r.score is not None:
+            raise PlanError(f"{bad} an operator's plan holds no automatic records")
+        if r.definition is not None:
+            old = tl.own_definition(r.name) or tl.definition(r.name)
+            if old is not None and old.storage_class != r.definition.storage_class:
+                raise PlanError(f"{bad} it changes the stored value class of {r.name}")
+            if r.op == "redefine" and old is None:
+                raise PlanError(f"{bad} it redefines {r.name}, which is not registered")
+        if r.op == "merge":
+            a, b = tl.definition(r.name), tl.definition(r.into)
+            if a is None or b is None or a.storage_class != b.storage_class:
+                raise PlanError(f"{bad} it merges {r.name} into {r.into}, which do not store the same value class")
+        if r.op == "withdraw" and (not any(x.record.plan == r.withdraws for x in tl.log) or tl.withdrawn(r.withdraws)):
+            raise PlanError(f"{bad} it withdraws plan {r.withdraws}, which is not an applied plan that counts")
+    try:
+        after = tl.with_records(plan.logged())
+    except RegistryError as exc:
+        raise PlanError(f"{bad} {exc}") from None
+    for r in plan.records:
+        for prom in r.notes:
+            found = memory.store.events_by_id([prom.event_id])
+            if not found or tl.canonical(found[0].predicate) != NOTE or found[0].subject != prom.subject:
+                raise PlanError(f"{bad} it promotes {prom.event_id!r}, which is not a note of {prom.subject!r}")
+            d = after.definition(r.name)
+            if d is not None and r.name != NOTE:
+                try:
+                    ok = normalize_value(r.name, d.value_type, d.allowed, prom.value) == prom.value
+                except InvalidInput:
+                    ok = False
+                if not ok:
+                    raise PlanError(f"{bad} the value promoted from {prom.event_id} is not a {d.value_type or 'string'}")
+    for e in plan.statements:
+        if plan.kind != "confirm":
+            raise PlanError(f"{bad} a {plan.kind} plan writes no statements")
+        if e.source != "operator" or e.subject.startswith("recall:") or e.predicate in RESERVED_PREDICATES:
+            raise PlanError(f"{bad} statement {e.id} is not an operator statement about an ordinary subject")
+        if e.observed_at > horizon or e.observed_at < 0:
+            raise PlanError(f"{bad} statement {e.id} is dated {e.observed_at}, outside any time it could be made")
+        p = after.canonical(e.predicate)
+        d = after.definition(p)
+        if d is None:
+            raise PlanError(f"{bad} statement {e.id} names {e.predicate!r}, which is not registered")
+        if e.value is not None:
+            try:
+                ok = normalize_value(p, d.value_type, d.allowed, e.value) == e.value
+            except InvalidInput:
+                ok = False
+            if not ok:
+                raise PlanError(f"{bad} statement {e.id} holds {e.value!r}, not a {d.value_type or 'string'} of {p}")
+
+
 def apply(memory: Memory, plan: Plan, operator: str = "") -> dict[str, Any]:
     """Append exactly the plan's events, and an ``applied`` record naming who applied it, in one transaction."""
     events = plan.events()
     if events and len(memory.store.events_by_id([e.id for e in events])) == len({e.id for e in events}):
         raise PlanError(f"plan {plan.id} is already applied: every one of its events is in the log")
     check_stale(memory, plan)
+    check_plan(memory, plan)
     tl = memory.timeline()
     at = max(memory.registry_instant(tl), plan.at + len(plan.records))
     applied = RegistryRecord(op="applied", name="", plan=plan.id, operator=operator or plan.operator,

@@ -121,3 +121,45 @@ def test_an_audit_bundle_carries_the_withdrawal_and_replays_the_same_answers(sto
     key = lambda b: (b["predicate"], str(b["value"]))  # noqa: E731
     assert sorted(map(key, replayed)) == sorted(map(key, live))
     assert ("prefers_language", "coffee") in map(key, replayed)  # the withdrawn retraction does not count
+
+
+# --- plans stay valid while agents write ---------------------------------------------------
+
+
+def test_unrelated_first_use_under_an_open_vocabulary_leaves_a_plan_valid(backend_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    cli = Cli(backend_url, CliRunner())
+    cli.ok("init", "--registry", "coding", "--registry", "personal-assistant", "--open")
+    remember(cli, "dave", "employer", "Acme", "2026-01-01")
+    f = tmp_path / "m.json"
+    data = cli.ok("merge", "employer", "works_at", "--plan-out", str(f))
+    cli.ok("remember", "dave", "hobby", "chess")  # a registry event: hobby is defined by its first use
+    assert cli.ok("apply", str(f))["applied"] == data["plan"]["id"]
+    assert values(cli, "dave", "works_at") == ["Acme"]
+
+
+def test_a_write_to_a_pair_in_scope_or_a_new_name_merged_in_stales_the_plan(backend_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    cli = Cli(backend_url, CliRunner())
+    cli.ok("init", "--registry", "coding", "--registry", "personal-assistant", "--open")
+    remember(cli, "dave", "employer", "Acme", "2026-01-01")
+    f = tmp_path / "m.json"
+    cli.ok("merge", "employer", "works_at", "--plan-out", str(f))
+    cli.ok("remember", "erin", "works_at", "Initech")
+    pos = position(cli)
+    err = cli.fail("apply", str(f))
+    assert err["code"] == "stale_plan" and "erin/works_at" in err["message"]
+    assert position(cli) == pos
+
+
+def test_a_promote_by_pattern_goes_stale_only_for_a_note_it_would_select(store_cli, tmp_path):
+    cli = store_cli
+    remember(cli, "u1", "note", "I use fish as my shell", "2026-03-01")
+    f = tmp_path / "p.json"
+    cli.ok("promote", "prefers_shell", "--match", r"use (\w+) as my shell", "--plan-out", str(f))
+    remember(cli, "u2", "note", "likes long walks", "2026-03-02")  # not selected: the plan holds
+    g = tmp_path / "q.json"
+    cli.ok("promote", "prefers_shell", "--match", r"use (\w+) as my shell", "--plan-out", str(g))
+    remember(cli, "u3", "note", "I use zsh as my shell", "2026-03-03")  # selected: the plan is stale
+    err = cli.fail("apply", str(g))
+    assert err["code"] == "stale_plan" and "u3/note" in err["message"]
