@@ -355,6 +355,6 @@ def register_registry_load(registry_app: typer.Typer) -> None:
             for n in notes:
                 _state(ctx).output.message(n, style="dim")
             records = plan_declarations(st.memory.timeline(), definitions, st.operator)
-            return st.registry_records(records, f"load registry {rf.name}", reason=reason)
+            return st.registry_records(records, f"load registry {rf.name}", reason=reason, definitions=definitions)
 
         return run_plan(ctx, build, as_of=as_of, plan_out=plan_out, apply=apply, detailed_exitcode=detailed_exitcode)

@@ -329,7 +329,11 @@ def confirm_plan(stager: Stager, conflict: Conflict, keep: str) -> Plan:
     title = f"confirm {s}: keep {p} = {kept.value}, withdraw " + ", ".join(f"{b.predicate} = {b.value}" for b in losers)
     return stager.statements(
         "confirm", title, [statement, *retractions], conflict.predicates,
-        details={"conflict": conflict.to_json(), "keep": p, "withdraw": [b.predicate for b in losers]},
+        details={"conflict": conflict.to_json(), "keep": p, "withdraw": [b.predicate for b in losers],
+                 # what the operator statement does to the kept belief's provenance (docs/review-queues.md)
+                 "restated": {"subject": s, "predicate": p, "value": kept.value,
+                              "since_before": format_rfc3339(kept.observed_at), "source_before": kept.source,
+                              "since_after": format_rfc3339(t), "source_after": "operator", "operator": stager.operator}},
     )
 
 

@@ -16,7 +16,8 @@ from recall_engine.records import REGISTRY_SUBJECT, Event
 from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
 from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
-from recall_engine.values import normalize_value, parse_cli_value
+from recall_engine.vocabulary import best_match
+from recall_engine.values import normalize_value, parse_cli_value, value_text
 
 from .plans import Plan
 
@@ -255,11 +256,17 @@ class Stager:
             out.append((e, raw.strip() if isinstance(raw, str) else raw))
         return out
 
-    def registry_records(self, records: Sequence[RegistryRecord], title: str, reason: str = "") -> Plan:
-        """A registry file load: the declare records for what differs (built by registry_sync)."""
+    def registry_records(self, records: Sequence[RegistryRecord], title: str, reason: str = "",
+                         definitions: dict[str, Definition] | None = None) -> Plan:
+        """A registry file load: the declare records for what differs (built by registry_sync).
+
+        ``definitions`` (the whole file) lets the details list every predicate of the
+        file as new, changed (field by field, before -> after) or unchanged."""
         if not records:
             raise PlanError("the registry file declares nothing new: every predicate already reads that way")
         tl = self.memory.timeline()
+        details = {"predicates": load_details(tl, definitions or {r.name: r.definition for r in records
+                                                                   if r.definition is not None})}
         for r in records:
             old = tl.own_definition(r.name) or tl.definition(r.name)
             if r.definition is not None and old is not None and old.storage_class != r.definition.storage_class:
@@ -268,11 +275,26 @@ class Stager:
                     f"{r.definition.value_type or 'string'}-valued: the stored value class of a predicate never "
                     f"changes; define a new predicate (under another name) instead"
                 )
-        return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason)
+        return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason, details=details)
 
     def statements(self, kind: str, title: str, statements: Sequence[Event], scope: Iterable[str],
                    details: dict[str, Any] | None = None) -> Plan:
         return self._plan(kind, title, [], scope, statements=statements, details=details)
+
+
+def load_details(tl: Timeline, definitions: dict[str, Definition]) -> list[dict[str, Any]]:
+    """Per predicate of a registry file: new, changed (each field before -> after) or unchanged."""
+    out = []
+    for name in sorted(definitions):
+        new = definitions[name]
+        old = tl.own_definition(name) or (tl.definition(name) if name == NOTE else None)
+        if old is None:
+            out.append({"name": name, "status": "new", "definition": new.to_json()})
+            continue
+        a, b = old.to_json(), new.to_json()
+        fields = {k: {"before": a[k], "after": b[k]} for k in a if a[k] != b[k] and k != "name"}
+        out.append({"name": name, "status": "changed" if fields else "unchanged", "fields": fields})
+    return out
 
 
 def _describe_changes(a: Definition, b: Definition) -> str:
@@ -413,7 +435,8 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
     retro: list[str] = []
     for r in plan.records:
         old = before.definition(r.name)
-        if r.op == "redefine" and r.definition is not None and old is not None:
+        # a declare of a registered name (a registry load) changes its rules like a redefine from now on
+        if r.op in ("redefine", "declare") and r.definition is not None and old is not None:
             new = r.definition
             if old.cardinality == "multi" and new.cardinality == "single":
                 if r.retroactive:
@@ -435,6 +458,12 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
                 risks.append({"flag": "enum_narrowed", "detail": (
                     f"{r.name} no longer allows {', '.join(dropped)}: values already stored stay readable, "
                     f"but new statements of them will be refused")})
+        if r.op == "declare" and old is None and r.definition is not None:
+            near = best_match(r.name, r.definition.storage_class, before.predicates(), description=r.definition.description)
+            if near is not None:
+                risks.append({"flag": "near_duplicate", "detail": (
+                    f"{r.name} is near the registered {near.name} (score {near.score:.2f}, the vocabulary inbox's "
+                    f"rule): if they mean the same, use {near.name} instead of defining {r.name}")})
         if r.op == "merge":
             a, b = before.definition(r.name), before.definition(r.into)
             if a is not None and b is not None and a.cardinality != b.cardinality:
@@ -451,6 +480,12 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
             f"{' and '.join(retro)} {'is' if len(retro) == 1 else 'are'} redefined for the whole history: "
             f"{impact.history_changed} pair(s) would have answered differently in the past ({where}), "
             f"and every as-of read of them changes")})
+    restated = plan.details.get("restated") if isinstance(plan.details, dict) else None
+    if isinstance(restated, dict):
+        risks.append({"flag": "restated", "detail": (
+            f"{restated['subject']} {restated['predicate']} = {value_text(restated['value'])} is restated by the operator: "
+            f"its since becomes {restated['since_after']} (was {restated['since_before']}) and its source "
+            f"{restated['source_after']} (was {restated['source_before']})")})
     unparsed = plan.details.get("unparsed", 0) if isinstance(plan.details, dict) else 0
     if unparsed:
         bad = [n for n in plan.details.get("notes", []) if not n.get("ok")]
@@ -598,7 +633,10 @@ def check_plan(memory: Memory, plan: Plan) -> None:
                     ok = False
                 if not ok:
                     raise PlanError(f"{bad} the value promoted from {prom.event_id} is not a {d.value_type or 'string'}")
+    ids = {e.id for e in plan.statements}
     for e in plan.statements:
+        if e.caused_by and e.caused_by not in ids:
+            raise PlanError(f"{bad} statement {e.id} follows {e.caused_by}, which is not a statement of the plan")
         if plan.kind != "confirm":
             raise PlanError(f"{bad} a {plan.kind} plan writes no statements")
         if e.source != "operator" or e.subject.startswith("recall:") or e.predicate in RESERVED_PREDICATES:

@@ -52,8 +52,9 @@ class Plan:
             "collection": self.collection,
             "based_on": self.based_on(),
             "ops": [replace(r, plan="").to_json() for r in self.records],
-            "statements": [e.to_json() for e in self.statements],
-            "at": self.at,
+            # the planning instant is left out (docs/governance.md, "Plan file"): a preview and
+            # its --apply run of one change are one plan id; the instant only dates its events
+            "statements": [_without_instant(e) for e in self.statements],
             "scope": list(self.scope),
         }
 
@@ -86,6 +87,14 @@ class Plan:
             "scope": list(self.scope),
             "details": self.details,
         }
+
+
+def _without_instant(e: Event) -> dict[str, Any]:
+    out = e.to_json()
+    out.pop("id", None)
+    out.pop("observed_at", None)
+    out.pop("caused_by", None)  # the id of the statement it follows: that id holds the instant too
+    return out
 
 
 def plan_from_json(raw: Any, source: str = "plan") -> Plan:

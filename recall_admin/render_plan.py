@@ -17,6 +17,8 @@ from rich.text import Text
 
 from recall_engine.values import value_key, value_text
 
+from .display import visible
+
 # Risk flags (governance._risks) and how loudly to show them.
 RISK_STYLES = {
     "values_hidden": "bold red",
@@ -175,10 +177,10 @@ def conflicts_text(impact: Mapping[str, Any]) -> Text | None:
     out = Text()
     for c in created:
         out.append("  + conflict ", style="yellow")
-        out.append(f"{c.get('subject')}: {c.get('value_key')!r} held under {', '.join(c.get('predicates', []))}\n")
+        out.append(f"{visible(c.get('subject'))}: {visible(value_text(c.get('value')))} held under {', '.join(c.get('predicates', []))}\n")
     for c in resolved:
         out.append("  - conflict ", style="green")
-        out.append(f"{c.get('subject')}: {c.get('value_key')!r} no longer under {', '.join(c.get('predicates', []))}\n")
+        out.append(f"{visible(c.get('subject'))}: {visible(value_text(c.get('value')))} no longer under {', '.join(c.get('predicates', []))}\n")
     out.rstrip()
     return out
 

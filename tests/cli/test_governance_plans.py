@@ -132,3 +132,63 @@ def test_changed_records_of_its_names_stale_a_plan_at_the_same_position(store_cl
     assert json.loads(f.read_text())["based_on"]["position"] == position(store_cli)
     err = store_cli.fail("apply", str(f))
     assert err["code"] == "stale_plan" and "registry records of the names it touches changed" in err["message"]
+
+
+# --- every preview tells the whole change ---------------------------------------------------
+
+
+def test_define_of_a_near_duplicate_name_names_the_neighbour_and_its_score(store_cli):
+    data = store_cli.ok("define", "favorite_editor", "--cardinality", "single", "--type", "string")
+    near = [r for r in data["risks"] if r["flag"] == "near_duplicate"]
+    assert len(near) == 1 and "near the registered prefers_editor (score" in near[0]["detail"]
+    far = store_cli.ok("define", "budget_eur", "--cardinality", "single", "--type", "number")
+    assert "near_duplicate" not in [r["flag"] for r in far["risks"]]
+
+
+def test_confirm_preview_tells_the_provenance_change_and_shows_values_not_keys(store_cli):
+    conflict = store_cli.ok("conflicts", "list")["conflicts"][0]["id"]
+    data = store_cli.ok("conflicts", "confirm", conflict, "--keep", "likes")
+    restated = next(r["detail"] for r in data["risks"] if r["flag"] == "restated")
+    assert "u1 likes = coffee is restated by the operator" in restated
+    assert "was 2026-01-01T00:00:00Z" in restated and "(was user_stated)" in restated
+    human = store_cli.run("conflicts", "confirm", conflict, "--keep", "likes", json_mode=False)
+    assert human.exit_code == 0, human.stderr
+    assert "s:coffee" not in human.stdout and "restated by the operator" in human.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("redefine", "likes", "--description", "Liked things."),
+    ("merge", "prefers_language", "likes"),
+])
+def test_a_preview_and_its_apply_run_show_one_plan_id(store_cli, args):
+    preview = store_cli.ok(*args)
+    applied = store_cli.ok(*args, "--apply")
+    assert preview["plan"]["id"] == applied["plan"]["id"] == applied["applied"]
+
+
+def test_a_confirm_preview_and_its_apply_run_show_one_plan_id(store_cli):
+    conflict = store_cli.ok("conflicts", "list")["conflicts"][0]["id"]
+    preview = store_cli.ok("conflicts", "confirm", conflict, "--keep", "likes")
+    applied = store_cli.ok("conflicts", "confirm", conflict, "--keep", "likes", "--apply")
+    assert preview["plan"]["id"] == applied["applied"]
+
+
+def test_registry_load_previews_each_predicate_with_the_risks_of_the_equivalent_redefine(store_cli, tmp_path):
+    likes = store_cli.ok("registry", "show", "likes")
+    assert likes["cardinality"] == "multi" and likes["excludes"]
+    remember(store_cli, "u1", "likes", "tea", "2026-01-05")  # u1 likes coffee and tea now
+    f = tmp_path / "r.yaml"
+    f.write_text(
+        "registry: narrower\ndescription: Likes become single.\npredicates:\n"
+        f"  likes:\n    cardinality: single\n    value_type: string\n    description: {likes['description']}\n"
+        "  hobby:\n    cardinality: multi\n    value_type: string\n    description: A pastime.\n",
+        encoding="utf-8",
+    )
+    data = store_cli.ok("registry", "load", str(f))
+    per = {p["name"]: p for p in data["plan"]["details"]["predicates"]}
+    assert per["hobby"]["status"] == "new"
+    assert per["likes"]["status"] == "changed"
+    assert per["likes"]["fields"]["cardinality"] == {"before": "multi", "after": "single"}
+    assert per["likes"]["fields"]["excludes"] == {"before": likes["excludes"], "after": []}
+    hidden = next(r["detail"] for r in data["risks"] if r["flag"] == "values_hidden")
+    assert "likes becomes single-valued from now on: 1 pair(s) hold several values" in hidden
