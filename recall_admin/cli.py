@@ -442,11 +442,23 @@ def registry_show(ctx: typer.Context, name: Annotated[str, typer.Argument(metava
 
 
 @registry_app.command("log")
-def registry_log(ctx: typer.Context) -> None:
-    """The registry log, oldest first: who changed what, when, from which plan."""
-    from .views import registry_log_view
+def registry_log(
+    ctx: typer.Context,
+    name: Annotated[Optional[str], typer.Option("--name", metavar="P", help="Only records bearing on P.")] = None,
+    op: Annotated[Optional[str], typer.Option("--op", metavar="OP", help="Only records of this op.")] = None,
+    operator: Annotated[
+        Optional[str], typer.Option("--operator", metavar="WHO", help="Only records planned or applied by WHO.")
+    ] = None,
+    since: Annotated[Optional[str], typer.Option("--since", metavar="T", help="Only records from T on.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Only the last N records.")] = None,
+) -> None:
+    """The registry log, oldest first: who changed what, when, why, from which plan, applied by whom."""
+    from .inputs import instant
+    from .registry_sync import registry_log as log_of
 
-    _emit(ctx, registry_log_view(_state(ctx).session().memory), out.render_registry_log)
+    when = instant(since, "--since")
+    data = log_of(_state(ctx).session().memory, name=name, op=op, operator=operator, since=when, limit=limit)
+    _emit(ctx, data, out.render_registry_log)
 
 
 # --- data ---------------------------------------------------------------------------------

@@ -81,10 +81,14 @@ def render_conflicts(con: Console, data: dict[str, Any]) -> None:
                 held.append("; ")
             held.append(h["predicate"], style="magenta")
             held.append(f" since {h['observed_at'][:10]} ({h['source']})", style="dim")
+        if c.get("dismissed"):
+            held.append(" [dismissed]", style="yellow")
         t.add_row(out.txt(c["id"]), out.txt(c["subject"]), out.val(c["value"]), held, out.txt(c["latest"]))
     con.print(t)
+    shown = sum(1 for c in conflicts if c.get("dismissed"))
     if data.get("dismissed"):
-        con.print(Text(f"{data['dismissed']} dismissed conflict(s) hidden.", style="dim"))
+        con.print(Text(f"{data['dismissed']} dismissed conflict(s) " + ("marked [dismissed]." if shown else "hidden."),
+                       style="dim"))
     con.print(Text("Decide with: conflicts confirm ID --keep PREDICATE | conflicts exclude ID | "
                    "conflicts dismiss ID --reason TEXT", style="dim"))
 
@@ -201,6 +205,7 @@ def register(app: typer.Typer) -> None:
         plan_out: PlanOutOpt = None,
         apply: ApplyOpt = False,
         detailed_exitcode: DetailedOpt = False,
+        reason: ReasonOpt = "",
     ) -> int:
         """Keep one predicate: an operator statement whose replaces withdraws the others."""
         from recall_engine.errors import PlanError
@@ -211,7 +216,7 @@ def register(app: typer.Typer) -> None:
             found, group = lookup(st.memory, ident)
             if group is not None and len(found) > 1:
                 raise PlanError(f"{ident} is a group of {len(found)} conflicts: confirm takes one conflict id (c-...)")
-            return confirm_plan(st, found[0], keep)
+            return confirm_plan(st, found[0], keep, reason=reason)
 
         return _run_plan(ctx, build, as_of=as_of, plan_out=plan_out, apply=apply, detailed_exitcode=detailed_exitcode)
 
@@ -253,6 +258,21 @@ def register(app: typer.Typer) -> None:
         events = dismiss(s.memory, found, s.operator, reason)
         data = {"dismissed": ident.strip(), "conflicts": [c.id for c in found], "events": events}
         state.output.emit(data, render_dismissed)
+
+    @conflicts_app.command("undismiss")
+    def conflicts_undismiss(
+        ctx: typer.Context,
+        ident: Annotated[str, typer.Argument(metavar="ID", help="A dismissed conflict id (c-...).")],
+        reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why it is shown again.")] = "",
+    ) -> None:
+        """Show a dismissed conflict again (a review_decision event)."""
+        from .conflicts import undismiss
+
+        state = _state(ctx)
+        s = state.session(create=False)
+        events = undismiss(s.memory, ident, s.operator, reason)
+        state.output.emit({"undismissed": ident.strip(), "events": events},
+                          lambda con, d: con.print(f"Conflict {d['undismissed']} is shown again."))
 
     # --- vocab ---
 

@@ -10,12 +10,12 @@ order), with the operator who ran it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from recall_engine.errors import RegistryError
+from recall_engine.errors import InvalidInput, RegistryError
 from recall_engine.memory import Memory
 from recall_engine.records import Event
-from recall_engine.registry import Definition, RegistryRecord, check_registry
+from recall_engine.registry import OPS, Definition, RegistryRecord, check_registry
 from recall_engine.text import NOTE
 from recall_engine.timeline import Timeline
 
@@ -107,3 +107,46 @@ def sync_registry(
         events=events,
         notes=notes,
     )
+
+
+def registry_log(memory: Memory, *, name: str | None = None, op: str | None = None, operator: str | None = None,
+                 since: int | None = None, limit: int | None = None) -> dict[str, Any]:
+    """The registry log, oldest first, filtered; each entry with its reason, who applied its plan,
+    and the revert that withdrew it (docs/governance.md, "Registry log")."""
+    from .views import change_view
+
+    tl = memory.timeline()
+    applied_by = {r.record.plan: r.record.operator for r in tl.log if r.record.op == "applied"}
+    if op is not None and op not in OPS:
+        raise InvalidInput(f"--op must be one of {', '.join(OPS)}, got {op!r}")
+    if limit is not None and limit < 1:
+        raise InvalidInput(f"--limit must be 1 or more, got {limit}")
+    wanted = tl.canonical(name.strip()) if name else None
+    out = []
+    for r in tl.log:
+        rec = r.record
+        if wanted is not None and wanted not in {tl.canonical(n) for n in (rec.name, rec.into) if n}:
+            continue
+        who = applied_by.get(rec.plan, "")
+        if op is not None and rec.op != op:
+            continue
+        if operator is not None and operator not in (rec.operator, who):
+            continue
+        if since is not None and r.at < since:
+            continue
+        v = change_view(r)
+        v["applied_by"] = who
+        v["withdrawn_by"] = r.withdrawn_by
+        tail = []
+        if rec.reason:
+            tail.append(f"reason: {rec.reason}")
+        if who and rec.op != "applied":
+            tail.append(f"applied by {who}")
+        if r.withdrawn_by:
+            tail.append(f"withdrawn by {r.withdrawn_by}")
+        if tail:
+            v["summary"] = f"{v['summary']} ({'; '.join(tail)})"
+        out.append(v)
+    if limit is not None:
+        out = out[-limit:]
+    return {"changes": out}
