@@ -30,10 +30,10 @@ Decisions (each previewed as a plan, except dismiss):
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
-from recall_engine.errors import LimitExceeded, NotFound, PlanError
+from recall_engine.errors import InvalidInput, LimitExceeded, NotFound, PlanError
 from recall_engine.fold import fold
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
@@ -48,6 +48,7 @@ from .governance import Stager
 from .plans import Plan
 
 GROUP_SUBJECTS_SHOWN = 20
+MAX_EVIDENCE = 500  # characters of a confirm's evidence (operator and reason)
 
 
 def conflict_id(subject: str, key: str, predicates: Sequence[str]) -> str:
@@ -68,6 +69,7 @@ class Conflict:
     value: Value
     predicates: tuple[str, ...]  # sorted canonical names
     held: tuple[Belief, ...]  # one belief per predicate, in predicates order
+    dismissed: bool = False  # listed with --all although a dismissal hides it
 
     @property
     def latest(self) -> int:
@@ -108,6 +110,7 @@ class Conflict:
             "held": held,
             "latest": format_rfc3339(self.latest),
             "group": self.group,
+            "dismissed": self.dismissed,
         }
 
 
@@ -232,7 +235,7 @@ def find_conflicts(memory: Memory, subject: str | None = None, *, at: int | None
     now = memory.now() if at is None else at
     s_filter = normalize_subject(subject) if subject else None
     cands = _candidates(memory, tl, s_filter)
-    dismissed = {} if include_dismissed else dismissed_conflicts(memory)
+    dismissed = dismissed_conflicts(memory)
     found: list[Conflict] = []
     hidden = 0
     n_cands = 0
@@ -254,7 +257,9 @@ def find_conflicts(memory: Memory, subject: str | None = None, *, at: int | None
             seen = dismissed.get(c.id)
             if seen is not None and seen == frozenset(c.held_ids):
                 hidden += 1
-                continue
+                if not include_dismissed:
+                    continue
+                c = replace(c, dismissed=True)
             found.append(c)
     found.sort(key=lambda c: (-c.latest, c.subject, c.id))
     return Listing(found, group_conflicts(found), hidden, n_cands)
@@ -278,6 +283,8 @@ def dismissed_conflicts(memory: Memory) -> dict[str, frozenset[str]]:
         if d.kind == review.DISMISS and isinstance(d.body.get("conflict"), str):
             held = d.body.get("held") or []
             out[d.body["conflict"]] = frozenset(str(x) for x in held)
+        elif d.kind == review.UNDISMISS and isinstance(d.body.get("conflict"), str):
+            out.pop(d.body["conflict"], None)
     return out
 
 
@@ -300,15 +307,15 @@ def lookup(memory: Memory, ident: str, subject: str | None = None) -> tuple[list
 # --- decisions ----------------------------------------------------------------------
 
 
-def confirm(stager: Stager, ident: str, keep: str) -> Plan:
+def confirm(stager: Stager, ident: str, keep: str, reason: str = "") -> Plan:
     """Confirm by id: one conflict (``c-...``); a group holds many values, so it is refused."""
     found, group = lookup(stager.memory, ident)
     if group is not None and len(found) > 1:
         raise PlanError(f"{ident.strip()} is a group of {len(found)} conflicts: confirm takes one conflict id (c-...)")
-    return confirm_plan(stager, found[0], keep)
+    return confirm_plan(stager, found[0], keep, reason)
 
 
-def confirm_plan(stager: Stager, conflict: Conflict, keep: str) -> Plan:
+def confirm_plan(stager: Stager, conflict: Conflict, keep: str, reason: str = "") -> Plan:
     """Keep one predicate: an operator statement whose ``replaces`` withdraws the others."""
     memory = stager.memory
     tl = memory.timeline()
@@ -327,8 +334,10 @@ def confirm_plan(stager: Stager, conflict: Conflict, keep: str) -> Plan:
     t = memory.now()
     while t in used:
         t += 1  # never share an instant with another event of these pairs
+    # the operator who decided, in the statement itself (the `applied` record names who applied it)
+    evidence = f"conflicts confirm by {stager.operator}" + (f": {reason}" if reason else "")
     statement = make_event(
-        s, p, kept.value, t, kind=kept.kind, confidence=1.0, source="operator",
+        s, p, kept.value, t, kind=kept.kind, confidence=1.0, source="operator", evidence=evidence[:MAX_EVIDENCE],
         replaces=[Replace(b.predicate, b.value) for b in losers],
     )
     retractions = [
@@ -338,7 +347,11 @@ def confirm_plan(stager: Stager, conflict: Conflict, keep: str) -> Plan:
     title = f"confirm {s}: keep {p} = {kept.value}, withdraw " + ", ".join(f"{b.predicate} = {b.value}" for b in losers)
     return stager.statements(
         "confirm", title, [statement, *retractions], conflict.predicates,
-        details={"conflict": conflict.to_json(), "keep": p, "withdraw": [b.predicate for b in losers]},
+        details={"conflict": conflict.to_json(), "keep": p, "withdraw": [b.predicate for b in losers],
+                 # what the operator statement does to the kept belief's provenance (docs/review-queues.md)
+                 "restated": {"subject": s, "predicate": p, "value": kept.value,
+                              "since_before": format_rfc3339(kept.observed_at), "source_before": kept.source,
+                              "since_after": format_rfc3339(t), "source_after": "operator", "operator": stager.operator}},
     )
 
 
@@ -381,7 +394,15 @@ def exclude_plan(stager: Stager, conflicts: Sequence[Conflict], by: str | None =
 
 
 def dismiss(memory: Memory, conflicts: Sequence[Conflict], operator: str, reason: str = "") -> list[str]:
-    """Append one review decision per conflict (one transaction); returns their event ids."""
+    """Append one review decision per conflict (one transaction); returns their event ids.
+
+    A conflict its latest dismissal already hides is refused: dismissing twice says nothing new."""
+    hidden = dismissed_conflicts(memory)
+    again = [c.id for c in conflicts if hidden.get(c.id) == frozenset(c.held_ids)]
+    if again:
+        raise InvalidInput(
+            f"conflict {', '.join(again[:5])} is already dismissed; `conflicts undismiss ID` shows it again"
+        )
     bodies = [
         {
             "kind": review.DISMISS,
@@ -396,3 +417,12 @@ def dismiss(memory: Memory, conflicts: Sequence[Conflict], operator: str, reason
         for c in conflicts
     ]
     return [e.id for e in review.record(memory, bodies)]
+
+
+def undismiss(memory: Memory, ident: str, operator: str, reason: str = "") -> list[str]:
+    """Show a dismissed conflict again: a review decision that ends its dismissal."""
+    ident = (ident or "").strip()
+    if ident not in dismissed_conflicts(memory):
+        raise NotFound(f"no dismissed conflict {ident!r} (dismissed ones are marked in `conflicts list --all`)")
+    body = {"kind": review.UNDISMISS, "conflict": ident, "reason": reason, "operator": operator}
+    return [e.id for e in review.record(memory, [body])]

@@ -14,9 +14,10 @@ from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
 from recall_engine.records import REGISTRY_SUBJECT, Event
 from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
-from recall_engine.text import NOTE, normalize_subject
+from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
-from recall_engine.values import normalize_value, parse_cli_value
+from recall_engine.vocabulary import best_match
+from recall_engine.values import normalize_value, parse_cli_value, value_text
 
 from .plans import Plan
 
@@ -43,7 +44,7 @@ class Preview:
                 "ops": [r.to_json() for r in self.plan.records],
                 "statements": [e.to_json() for e in self.plan.statements],
                 "events": [e.to_json() for e in self.plan.events()],
-                "based_on": {"position": self.plan.position, "registry_digest": self.plan.registry_digest},
+                "based_on": self.plan.based_on(),
                 "details": self.plan.details,
             },
             "impact": imp,
@@ -64,6 +65,7 @@ class Stager:
 
     def _plan(self, kind: str, title: str, records: Sequence[RegistryRecord], scope: Iterable[str], *,
               statements: Sequence[Event] = (), details: dict[str, Any] | None = None, reason: str = "") -> Plan:
+        """Seal a plan; ``scope`` is the names it read, and ``details`` what a reviewer needs."""
         tl = self.memory.timeline()
         at = self.memory.registry_instant(tl)
         recs = tuple(replace(r, operator=self.operator, reason=reason or r.reason) for r in records)
@@ -74,10 +76,12 @@ class Stager:
                 names.update(t.stored_names(p))
                 for q in t.excluders(t.canonical(p)):
                     names.update(t.stored_names(q))
+        scope_names = tuple(sorted(names))
         plan = Plan(
             kind=kind, title=title, collection=self.collection, operator=self.operator,
             position=self.memory.store.position(), registry_digest=tl.digest, records=recs,
-            statements=tuple(statements), at=at, scope=tuple(sorted(names)), details=details or {},
+            statements=tuple(statements), at=at, scope=scope_names, details=details or {},
+            store=store_identity(self.memory), names_digest=tl.names_digest(scope_names),
         )
         return plan.sealed()
 
@@ -219,7 +223,8 @@ class Stager:
             raise PlanError(f"no note could be promoted into {p}: " + ("; ".join(r["error"] for r in results[:5]) or "no note matched"))
         records.append(RegistryRecord(op="promote", name=p, notes=tuple(parsed)))
         return self._plan("promote", f"promote {len(parsed)} note(s) into {p}", records, {p, NOTE}, reason=reason,
-                          details={"notes": results, "parsed": len(parsed), "unparsed": len(results) - len(parsed)})
+                          details={"notes": results, "parsed": len(parsed), "unparsed": len(results) - len(parsed),
+                                   "selection": {"match": match or "", "subject": normalize_subject(subject) if subject else ""}})
 
     def _note_candidates(self, notes: dict[str, str] | None, match: str | None, subject: str | None,
                          tl: Timeline) -> list[tuple[Event, Any]]:
@@ -258,11 +263,17 @@ class Stager:
             out.append((e, raw.strip() if isinstance(raw, str) else raw))
         return out
 
-    def registry_records(self, records: Sequence[RegistryRecord], title: str, reason: str = "") -> Plan:
-        """A registry file load: the declare records for what differs (built by registry_sync)."""
+    def registry_records(self, records: Sequence[RegistryRecord], title: str, reason: str = "",
+                         definitions: dict[str, Definition] | None = None) -> Plan:
+        """A registry file load: the declare records for what differs (built by registry_sync).
+
+        ``definitions`` (the whole file) lets the details list every predicate of the
+        file as new, changed (field by field, before -> after) or unchanged."""
         if not records:
             raise PlanError("the registry file declares nothing new: every predicate already reads that way")
         tl = self.memory.timeline()
+        details = {"predicates": load_details(tl, definitions or {r.name: r.definition for r in records
+                                                                   if r.definition is not None})}
         for r in records:
             old = tl.own_definition(r.name) or tl.definition(r.name)
             if r.definition is not None and old is not None and old.storage_class != r.definition.storage_class:
@@ -271,11 +282,26 @@ class Stager:
                     f"{r.definition.value_type or 'string'}-valued: the stored value class of a predicate never "
                     f"changes; define a new predicate (under another name) instead"
                 )
-        return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason)
+        return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason, details=details)
 
     def statements(self, kind: str, title: str, statements: Sequence[Event], scope: Iterable[str],
                    details: dict[str, Any] | None = None) -> Plan:
         return self._plan(kind, title, [], scope, statements=statements, details=details)
+
+
+def load_details(tl: Timeline, definitions: dict[str, Definition]) -> list[dict[str, Any]]:
+    """Per predicate of a registry file: new, changed (each field before -> after) or unchanged."""
+    out = []
+    for name in sorted(definitions):
+        new = definitions[name]
+        old = tl.own_definition(name) or (tl.definition(name) if name == NOTE else None)
+        if old is None:
+            out.append({"name": name, "status": "new", "definition": new.to_json()})
+            continue
+        a, b = old.to_json(), new.to_json()
+        fields = {k: {"before": a[k], "after": b[k]} for k in a if a[k] != b[k] and k != "name"}
+        out.append({"name": name, "status": "changed" if fields else "unchanged", "fields": fields})
+    return out
 
 
 def _describe_changes(a: Definition, b: Definition) -> str:
@@ -309,13 +335,14 @@ def preview(memory: Memory, plan: Plan, *, as_of: int | None = None,
     store = memory.store
     now = memory.now() + 60 * 10**9
     names = set(plan.scope)
-    predicates_of = _affected_predicates(plan, tl, after)
+    records, statements = _effective(plan, tl, memory)
+    predicates_of = _affected_predicates(records, statements, tl, after)
     subjects = None
-    if plan.kind == "promote":
-        subjects = sorted({p.subject for r in plan.records for p in r.notes})
+    if records and all(r.op == "promote" for r in records):
+        subjects = sorted({p.subject for r in records for p in r.notes})
     stmt_events = list(plan.statements)
-    if stmt_events:
-        subjects = sorted({e.subject for e in stmt_events})
+    if statements and not records:
+        subjects = sorted({e.subject for e in statements})
     groups = _group_by_subject(store.predicate_events(sorted(names), subjects=subjects))
     per_subject = []
     read = 0
@@ -360,9 +387,22 @@ def _statement_impact(subject, events, statements, preds, tl, now, as_of):
     return out
 
 
-def _affected_predicates(plan: Plan, before: Timeline, after: Timeline) -> set[str]:
+def _effective(plan: Plan, tl: Timeline, memory: Memory) -> tuple[list[RegistryRecord], list[Event]]:
+    """The records and statements a plan adds or, for a revert, takes back."""
+    records = [r for r in plan.records if r.op != "withdraw"]
+    statements = list(plan.statements)
+    for w in plan.records:
+        if w.op == "withdraw":
+            records.extend(r.record for r in tl.log if r.record.plan == w.withdraws and r.record.op != "applied")
+            if w.events:
+                statements.extend(memory.store.events_by_id(list(w.events)))
+    return records, statements
+
+
+def _affected_predicates(records: Sequence[RegistryRecord], statements: Sequence[Event],
+                         before: Timeline, after: Timeline) -> set[str]:
     out: set[str] = set()
-    for r in plan.records:
+    for r in records:
         if r.op == "promote":
             out.add(NOTE)  # the promoted notes stop being held as notes
         for t in (before, after):
@@ -374,7 +414,7 @@ def _affected_predicates(plan: Plan, before: Timeline, after: Timeline) -> set[s
             old = before.definition(r.name)
             if old is not None:
                 out.update(t.canonical(x) for x in old.excludes)
-    for e in plan.statements:
+    for e in statements:
         out.add(before.canonical(e.predicate))
     return out
 
@@ -402,7 +442,8 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
     retro: list[str] = []
     for r in plan.records:
         old = before.definition(r.name)
-        if r.op == "redefine" and r.definition is not None and old is not None:
+        # a declare of a registered name (a registry load) changes its rules like a redefine from now on
+        if r.op in ("redefine", "declare") and r.definition is not None and old is not None:
             new = r.definition
             if old.cardinality == "multi" and new.cardinality == "single":
                 if r.retroactive:
@@ -424,6 +465,12 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
                 risks.append({"flag": "enum_narrowed", "detail": (
                     f"{r.name} no longer allows {', '.join(dropped)}: values already stored stay readable, "
                     f"but new statements of them will be refused")})
+        if r.op == "declare" and old is None and r.definition is not None:
+            near = best_match(r.name, r.definition.storage_class, before.predicates(), description=r.definition.description)
+            if near is not None:
+                risks.append({"flag": "near_duplicate", "detail": (
+                    f"{r.name} is near the registered {near.name} (score {near.score:.2f}, the vocabulary inbox's "
+                    f"rule): if they mean the same, use {near.name} instead of defining {r.name}")})
         if r.op == "merge":
             a, b = before.definition(r.name), before.definition(r.into)
             if a is not None and b is not None and a.cardinality != b.cardinality:
@@ -450,6 +497,12 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
             f"{' and '.join(retro)} {'is' if len(retro) == 1 else 'are'} redefined for the whole history: "
             f"{impact.history_changed} pair(s) would have answered differently in the past ({where}), "
             f"and every as-of read of them changes")})
+    restated = plan.details.get("restated") if isinstance(plan.details, dict) else None
+    if isinstance(restated, dict):
+        risks.append({"flag": "restated", "detail": (
+            f"{restated['subject']} {restated['predicate']} = {value_text(restated['value'])} is restated by the operator: "
+            f"its since becomes {restated['since_after']} (was {restated['since_before']}) and its source "
+            f"{restated['source_after']} (was {restated['source_before']})")})
     unparsed = plan.details.get("unparsed", 0) if isinstance(plan.details, dict) else 0
     if unparsed:
         bad = [n for n in plan.details.get("notes", []) if not n.get("ok")]
@@ -475,22 +528,49 @@ def _rules_changed(old: Definition | None, new: Definition) -> bool:
 # --- apply and revert -------------------------------------------------------
 
 
+def store_identity(memory: Memory) -> str:
+    """What tells one store's log from another's: the id of its first event ("" while empty)."""
+    events = memory.store.all_events(0)
+    try:
+        first = next(iter(events), None)
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    return first.id if first is not None else ""
+
+
 def check_stale(memory: Memory, plan: Plan) -> None:
-    """Refuse a plan whose scope changed since it was computed, saying what changed."""
+    """Refuse a plan when something it read changed since it was computed, saying what.
+
+    What a plan read (docs/governance.md, "Staleness"): the registry records of the
+    names in its scope, and the events of those names; for a promote, the notes its
+    selection would include. Anything else (a declaration of another name, a write to
+    another predicate) leaves it valid."""
     store = memory.store
     if plan.collection and plan.collection != getattr(store, "collection", plan.collection):
         raise PlanError(f"the plan is for collection {plan.collection!r}, not {store.collection!r}")
+    if plan.store and plan.store != store_identity(memory):
+        raise PlanError("the plan was made against another store (its log begins with a different event); "
+                        "plan it again against this one")
+    tl = memory.timeline()
+    if plan.names_digest and tl.names_digest(plan.scope) != plan.names_digest:
+        raise StalePlan(
+            "the plan is stale: the registry records of the names it touches changed since it was planned "
+            f"({', '.join(plan.scope[:5])}{' ...' if len(plan.scope) > 5 else ''}); plan it again to see the new impact"
+        )
     if store.position() == plan.position:
         return
-    touched = store.touched_since(plan.position)
-    reg = [t for t in touched if t.subject == REGISTRY_SUBJECT]
-    if reg or memory.timeline().digest != plan.registry_digest:
-        raise StalePlan(
-            f"the plan is stale: the registry changed since it was planned ({len(reg)} registry event(s) since "
-            f"position {plan.position}); plan it again to see the new impact"
-        )
+    touched = [t for t in store.touched_since(plan.position) if t.subject != REGISTRY_SUBJECT]
+    if not plan.names_digest:  # a plan from before the per-name digest: any registry change counts
+        if tl.digest != plan.registry_digest:
+            raise StalePlan(f"the plan is stale: the registry changed since position {plan.position}; "
+                            "plan it again to see the new impact")
     scope = set(plan.scope)
-    hits = [t for t in touched if t.predicate in scope]
+    notes = set(tl.stored_names(NOTE)) if plan.kind == "promote" else set()
+    hits = [t for t in touched if t.predicate in scope and t.predicate not in notes]
+    if notes:
+        hits.extend(_selected_notes(memory, plan, [t for t in touched if t.predicate in notes]))
     if hits:
         pairs = sorted({f"{t.subject}/{t.predicate}" for t in hits})
         raise StalePlan(
@@ -499,51 +579,197 @@ def check_stale(memory: Memory, plan: Plan) -> None:
         )
 
 
-def apply(memory: Memory, plan: Plan) -> dict[str, Any]:
-    """Append exactly the plan's events in one transaction, if the plan is not stale."""
+def _selected_notes(memory: Memory, plan: Plan, touched: list[Any]) -> list[Any]:
+    """New note events a promote's selection would include: a match by its pattern, or a change to a listed note's pair."""
+    sel = plan.details.get("selection") if isinstance(plan.details, dict) else None
+    listed = {p.subject for r in plan.records for p in r.notes}
+    if not isinstance(sel, dict) or not sel.get("match"):
+        return [t for t in touched if t.subject in listed]  # a retraction or a new note of a promoted note's subject
+    rx = re.compile(str(sel["match"]), re.IGNORECASE)
+    subject = sel.get("subject") or None
+    out = []
+    for t in touched:
+        if subject and t.subject != subject:
+            continue
+        # the value key of a string is "s:" + its text (records.value_key): match the text
+        text = t.value_key[2:] if t.value_key.startswith("s:") else t.value_key
+        if rx.search(text) or t.subject in listed:
+            out.append(t)
+    return out
+
+
+# what each kind of plan may append (records by op; statements only from the conflict queue)
+KIND_OPS = {
+    "redefine": {"redefine"}, "merge": {"merge"}, "split": {"split"}, "define": {"declare"},
+    "promote": {"declare", "promote"}, "registry-load": {"declare", "vocabulary"}, "exclude": {"redefine"},
+    "revert": {"withdraw"}, "confirm": set(), "never": set(),
+}
+FUTURE_SLACK_NS = 24 * 3600 * 10**9  # a plan's instants may run ahead of this clock by a day, not more
+
+
+def check_plan(memory: Memory, plan: Plan) -> None:
+    """Re-derive what a plan file may append against the current store; refuse anything else.
+
+    A plan file is untrusted (anyone can edit and reseal it): each record must be one its
+    kind produces, decode, keep every predicate's value class and leave a registry that
+    reads; each statement must be what ``remember`` would accept from the operator."""
+    tl = memory.timeline()
+    bad = f"plan {plan.id} cannot be applied:"
+    allowed = KIND_OPS.get(plan.kind)
+    if allowed is None:
+        raise PlanError(f"{bad} unknown kind {plan.kind!r}")
+    horizon = memory.now() + FUTURE_SLACK_NS
+    if plan.records and not 0 < plan.at <= horizon:
+        raise PlanError(f"{bad} its instant {plan.at} is not a time it could have been planned at")
+    for r in plan.records:
+        if r.op not in allowed:
+            raise PlanError(f"{bad} a {plan.kind} plan does not append {r.op} records")
+        if r.operator != plan.operator or not r.operator.strip():
+            raise PlanError(f"{bad} its records name operator {r.operator!r}, not its planner {plan.operator!r}")
+        if r.auto or r.score is not None:
+            raise PlanError(f"{bad} an operator's plan holds no automatic records")
+        if r.definition is not None:
+            old = tl.own_definition(r.name) or tl.definition(r.name)
+            if old is not None and old.storage_class != r.definition.storage_class:
+                raise PlanError(f"{bad} it changes the stored value class of {r.name}")
+            if r.op == "redefine" and old is None:
+                raise PlanError(f"{bad} it redefines {r.name}, which is not registered")
+        if r.op == "merge":
+            a, b = tl.definition(r.name), tl.definition(r.into)
+            if a is None or b is None or a.storage_class != b.storage_class:
+                raise PlanError(f"{bad} it merges {r.name} into {r.into}, which do not store the same value class")
+        if r.op == "withdraw" and (not any(x.record.plan == r.withdraws for x in tl.log) or tl.withdrawn(r.withdraws)):
+            raise PlanError(f"{bad} it withdraws plan {r.withdraws}, which is not an applied plan that counts")
+    try:
+        after = tl.with_records(plan.logged())
+    except RegistryError as exc:
+        raise PlanError(f"{bad} {exc}") from None
+    for r in plan.records:
+        for prom in r.notes:
+            found = memory.store.events_by_id([prom.event_id])
+            if not found or tl.canonical(found[0].predicate) != NOTE or found[0].subject != prom.subject:
+                raise PlanError(f"{bad} it promotes {prom.event_id!r}, which is not a note of {prom.subject!r}")
+            d = after.definition(r.name)
+            if d is not None and r.name != NOTE:
+                try:
+                    ok = normalize_value(r.name, d.value_type, d.allowed, prom.value) == prom.value
+                except InvalidInput:
+                    ok = False
+                if not ok:
+                    raise PlanError(f"{bad} the value promoted from {prom.event_id} is not a {d.value_type or 'string'}")
+    ids = {e.id for e in plan.statements}
+    for e in plan.statements:
+        if e.caused_by and e.caused_by not in ids:
+            raise PlanError(f"{bad} statement {e.id} follows {e.caused_by}, which is not a statement of the plan")
+        if plan.kind != "confirm":
+            raise PlanError(f"{bad} a {plan.kind} plan writes no statements")
+        if e.source != "operator" or e.subject.startswith("recall:") or e.predicate in RESERVED_PREDICATES:
+            raise PlanError(f"{bad} statement {e.id} is not an operator statement about an ordinary subject")
+        if e.observed_at > horizon or e.observed_at < 0:
+            raise PlanError(f"{bad} statement {e.id} is dated {e.observed_at}, outside any time it could be made")
+        p = after.canonical(e.predicate)
+        d = after.definition(p)
+        if d is None:
+            raise PlanError(f"{bad} statement {e.id} names {e.predicate!r}, which is not registered")
+        if e.value is not None:
+            try:
+                ok = normalize_value(p, d.value_type, d.allowed, e.value) == e.value
+            except InvalidInput:
+                ok = False
+            if not ok:
+                raise PlanError(f"{bad} statement {e.id} holds {e.value!r}, not a {d.value_type or 'string'} of {p}")
+
+
+def apply(memory: Memory, plan: Plan, operator: str = "") -> dict[str, Any]:
+    """Append exactly the plan's events, and an ``applied`` record naming who applied it, in one transaction."""
     events = plan.events()
     if events and len(memory.store.events_by_id([e.id for e in events])) == len({e.id for e in events}):
         raise PlanError(f"plan {plan.id} is already applied: every one of its events is in the log")
     check_stale(memory, plan)
-    position = memory.store.append(events)
-    return {"applied": plan.id, "events": [e.id for e in events], "position": position}
+    check_plan(memory, plan)
+    tl = memory.timeline()
+    at = max(memory.registry_instant(tl), plan.at + len(plan.records))
+    applied = RegistryRecord(op="applied", name="", plan=plan.id, operator=operator or plan.operator,
+                             events=tuple(e.id for e in plan.statements))
+    position = memory.store.append([*events, applied.to_event(at)])
+    return {"applied": plan.id, "events": [e.id for e in events], "position": position,
+            "applied_by": operator or plan.operator}
 
 
 def records_of_plan(memory: Memory, plan_id: str) -> list[tuple[int, RegistryRecord]]:
     return [(r.at, r.record) for r in memory.timeline().log if r.record.plan == plan_id]
 
 
-def revert(stager: Stager, plan_id: str) -> Plan:
-    """A new plan that undoes an applied one; previewed like any other."""
+def _plan_names(tl: Timeline, records: Iterable[RegistryRecord], statements: Iterable[Event]) -> set[str]:
+    """Every stored name a plan's records and statements bear on, under this timeline."""
+    out: set[str] = set()
+    for r in records:
+        for n in (r.name, r.into, *(r.definition.excludes if r.definition else ())):
+            if n:
+                out.update(tl.stored_names(n))
+                out.add(n)
+        if r.op == "promote":
+            out.update(tl.stored_names(NOTE))
+    for e in statements:
+        out.update(tl.stored_names(e.predicate))
+        out.add(e.predicate)
+    return out
+
+
+def revert(stager: Stager, plan_id: str, reason: str = "") -> Plan:
+    """A plan whose one ``withdraw`` record takes an applied plan back, records and statements.
+
+    The timeline then reads as if the plan had never been applied (docs/governance.md,
+    "Revert"); refused when the plan was reverted already or a later plan builds on it."""
     memory = stager.memory
     tl = memory.timeline()
-    applied = records_of_plan(memory, plan_id)
-    if not applied:
-        raise PlanError(f"no applied plan {plan_id!r} in this collection's registry log")
-    inverse: list[RegistryRecord] = []
-    scope: set[str] = set()
-    for at, r in reversed(applied):
-        prior = Timeline(records=[x for x in tl.log if x.at < at])
-        if r.op in ("redefine", "declare") and r.definition is not None:
-            old = prior.definition(r.name)
-            if old is None:
-                raise PlanError(f"{r.name} was first declared by plan {plan_id}; a declaration cannot be undone, only redefined")
-            inverse.append(RegistryRecord(op="redefine", name=r.name, definition=old, retroactive=r.retroactive))
-        elif r.op == "merge":
-            base = prior.definition(r.name) or tl.definition(r.into)
-            assert base is not None
-            inverse.append(RegistryRecord(op="split", name=r.name, definition=replace(base, name=r.name, aliases=())))
-            scope.add(r.into)
-        elif r.op == "split":
-            owner = prior.merged_into(r.name)
-            if owner is None:
-                raise PlanError(f"cannot revert the split of {r.name}: it was not merged before")
-            inverse.append(RegistryRecord(op="merge", name=r.name, into=owner))
-            scope.add(owner)
-        elif r.op == "promote":
-            inverse.append(RegistryRecord(op="promote", name=NOTE, notes=tuple(Promotion(p.event_id, p.subject, p.value) for p in r.notes)))
-            scope.update({r.name, NOTE})
+    mine = [r for r in tl.log if r.record.plan == plan_id]
+    if not mine:
+        raise PlanError(f"no applied plan {plan_id!r} in this collection's registry log (see `registry log`)")
+    by = tl.withdrawn(plan_id)
+    if by:
+        raise PlanError(f"plan {plan_id} was already reverted by plan {by}; there is nothing left to revert")
+    if any(r.record.op == "withdraw" for r in mine):
+        raise PlanError(f"plan {plan_id} is itself a revert; to bring the change back, plan it again")
+    records = [r.record for r in mine if r.record.op not in ("applied",)]
+    stmt_ids = [i for r in mine if r.record.op == "applied" for i in r.record.events]
+    statements = memory.store.events_by_id(stmt_ids) if stmt_ids else []
+    names = _plan_names(tl, records, statements)
+    last = max(r.at for r in mine)
+    for r in tl.log:
+        if r.at <= last or not r.live or r.record.plan == plan_id:
+            continue
+        rec = r.record
+        theirs: set[str] = set()
+        if rec.op == "applied" and rec.events:
+            theirs = {e.predicate for e in memory.store.events_by_id(list(rec.events))}
+        elif rec.op == "withdraw":
+            continue
         else:
-            raise PlanError(f"a {r.op} record cannot be reverted")
-        scope.add(r.name)
-    return stager._plan("revert", f"revert {plan_id}", inverse, scope, reason=f"revert of {plan_id}")
+            theirs = {n for n in (rec.name, rec.into, *(rec.definition.excludes if rec.definition else ())) if n}
+        if theirs & names:
+            who = f"plan {rec.plan}" if rec.plan else f"the automatic {rec.op} of {rec.name}"
+            raise PlanError(
+                f"cannot revert plan {plan_id}: {who} (applied later) builds on it ({', '.join(sorted(theirs & names))}); "
+                f"revert {'that plan' if rec.plan else 'it'} first"
+            )
+    # a name the plan declared first, now holding events, cannot go back to not existing
+    before = Timeline(records=[x for x in tl.log if x.record.plan != plan_id])
+    counts = None
+    for rec in records:
+        if rec.definition is not None and not before.knows(rec.name):
+            counts = counts if counts is not None else memory.store.predicate_counts()
+            n = counts.get(rec.name, 0)
+            if n:
+                raise PlanError(
+                    f"cannot revert plan {plan_id}: it declared {rec.name}, and {n} event(s) were stored under "
+                    f"{rec.name} since; redefine it instead"
+                )
+    withdraw = RegistryRecord(op="withdraw", name="", withdraws=plan_id, events=tuple(e.id for e in statements))
+    title = (f"revert {plan_id}: withdraw its {len(records)} registry record(s)"
+             + (f" and {len(statements)} operator statement(s)" if statements else ""))
+    return stager._plan(
+        "revert", title, [withdraw], names, reason=reason or f"revert of {plan_id}",
+        details={"reverts": plan_id, "records": [r.to_json() for r in records],
+                 "statements": [e.to_json() for e in statements]},
+    )

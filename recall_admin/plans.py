@@ -36,16 +36,27 @@ class Plan:
     scope: tuple[str, ...] = ()  # stored predicate names whose new events make the plan stale
     details: dict[str, Any] = field(default_factory=dict)  # per-note parse results and the like
     id: str = ""
+    store: str = ""  # the store's identity (the id of its first event): a plan never applies to another store
+    names_digest: str = ""  # the registry records of the scope's names when planned (Timeline.names_digest)
+
+    def based_on(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"position": self.position, "registry_digest": self.registry_digest}
+        if self.names_digest:
+            out["names_digest"] = self.names_digest
+        if self.store:
+            out["store"] = self.store
+        return out
 
     def content(self) -> dict[str, Any]:
         return {
             "format": PLAN_FORMAT,
             "kind": self.kind,
             "collection": self.collection,
-            "based_on": {"position": self.position, "registry_digest": self.registry_digest},
+            "based_on": self.based_on(),
             "ops": [replace(r, plan="").to_json() for r in self.records],
-            "statements": [e.to_json() for e in self.statements],
-            "at": self.at,
+            # the planning instant is left out (docs/governance.md, "Plan file"): a preview and
+            # its --apply run of one change are one plan id; the instant only dates its events
+            "statements": [_without_instant(e) for e in self.statements],
             "scope": list(self.scope),
         }
 
@@ -70,7 +81,7 @@ class Plan:
             "title": self.title,
             "collection": self.collection,
             "operator": self.operator,
-            "based_on": {"position": self.position, "registry_digest": self.registry_digest},
+            "based_on": self.based_on(),
             "ops": [r.to_json() for r in self.records],
             "statements": [e.to_json() for e in self.statements],
             "events": [e.to_json() for e in self.events()],
@@ -78,6 +89,14 @@ class Plan:
             "scope": list(self.scope),
             "details": self.details,
         }
+
+
+def _without_instant(e: Event) -> dict[str, Any]:
+    out = e.to_json()
+    out.pop("id", None)
+    out.pop("observed_at", None)
+    out.pop("caused_by", None)  # the id of the statement it follows: that id holds the instant too
+    return out
 
 
 def plan_from_json(raw: Any, source: str = "plan") -> Plan:
@@ -95,6 +114,8 @@ def plan_from_json(raw: Any, source: str = "plan") -> Plan:
             operator=str(raw.get("operator", "")),
             position=int(based["position"]),
             registry_digest=str(based["registry_digest"]),
+            names_digest=str(based.get("names_digest", "")),
+            store=str(based.get("store", "")),
             records=tuple(replace(r, plan="") for r in records),
             statements=tuple(decode_event(e) for e in raw.get("statements", [])),
             at=at,

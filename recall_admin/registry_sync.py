@@ -114,4 +114,5 @@ def load_plan(stager, registry_file, reason: str = ""):
     in the collection's registry, and the notes an operator may want to read."""
     definitions, notes = combine([registry_file])
     records = plan_declarations(stager.memory.timeline(), definitions, stager.operator)
-    return stager.registry_records(records, f"load registry {registry_file.name}", reason=reason), notes
+    plan = stager.registry_records(records, f"load registry {registry_file.name}", reason=reason, definitions=definitions)
+    return plan, notes

@@ -6,6 +6,8 @@ is a JSON object (semantics sections 1 and 6). Two kinds are written here:
 - ``dismiss_conflict``: ``{kind, conflict, subject, value, predicates, held: [event ids],
   reason, operator}``. The conflict stays hidden while the beliefs it saw (``held``)
   are the ones held now; a later change to either belief reopens it.
+- ``undismiss_conflict``: ``{kind, conflict, reason, operator}``: the conflict's
+  latest dismissal no longer hides it.
 - ``never_merge``: ``{kind, names: [a, b], reason, operator}``. The pair of predicate
   names is never suggested for a merge again.
 
@@ -23,6 +25,7 @@ from recall_engine.memory import Memory
 from recall_engine.records import REVIEW_PREDICATE, REVIEW_SUBJECT, Event, make_event
 
 DISMISS = "dismiss_conflict"
+UNDISMISS = "undismiss_conflict"
 NEVER_MERGE = "never_merge"
 MAX_DECISIONS = 100_000
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from recall_engine.errors import InvalidInput
 from recall_engine.history import answer_at, describe_record
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory, RememberResult
 from recall_engine.records import REGISTRY_SUBJECT, Belief
-from recall_engine.registry import decode_record
+from recall_engine.registry import OPS, decode_record
 from recall_engine.storage.base import Backend, Store
 from recall_engine.text import NOTE, normalize_subject
 from recall_engine.timeline import DEFINING, LoggedRecord, Timeline
@@ -172,9 +173,45 @@ def registry_show_view(memory: Memory, name: str) -> dict[str, Any]:
     return out
 
 
-def registry_log_view(memory: Memory) -> dict[str, Any]:
+def registry_log_view(memory: Memory, *, name: str | None = None, op: str | None = None, operator: str | None = None,
+                 since: int | None = None, limit: int | None = None) -> dict[str, Any]:
+    """The registry log, oldest first, filtered; each entry with its reason, who applied its plan,
+    and the revert that withdrew it (docs/governance.md, "Registry log")."""
     tl = memory.timeline()
-    return {"changes": [change_view(r) for r in tl.log]}
+    applied_by = {r.record.plan: r.record.operator for r in tl.log if r.record.op == "applied"}
+    if op is not None and op not in OPS:
+        raise InvalidInput(f"--op must be one of {', '.join(OPS)}, got {op!r}")
+    if limit is not None and limit < 1:
+        raise InvalidInput(f"--limit must be 1 or more, got {limit}")
+    wanted = tl.canonical(name.strip()) if name else None
+    out = []
+    for r in tl.log:
+        rec = r.record
+        if wanted is not None and wanted not in {tl.canonical(n) for n in (rec.name, rec.into) if n}:
+            continue
+        who = applied_by.get(rec.plan, "")
+        if op is not None and rec.op != op:
+            continue
+        if operator is not None and operator not in (rec.operator, who):
+            continue
+        if since is not None and r.at < since:
+            continue
+        v = change_view(r)
+        v["applied_by"] = who
+        v["withdrawn_by"] = r.withdrawn_by
+        tail = []
+        if rec.reason:
+            tail.append(f"reason: {rec.reason}")
+        if who and rec.op != "applied":
+            tail.append(f"applied by {who}")
+        if r.withdrawn_by:
+            tail.append(f"withdrawn by {r.withdrawn_by}")
+        if tail:
+            v["summary"] = f"{v['summary']} ({'; '.join(tail)})"
+        out.append(v)
+    if limit is not None:
+        out = out[-limit:]
+    return {"changes": out}
 
 
 # --- collections ----------------------------------------------------------------

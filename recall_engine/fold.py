@@ -90,8 +90,9 @@ def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timel
     excluders = timeline.excluders(predicate)
     out: dict[tuple[str, str], Move] = {}
     direct = predicate != NOTE and canonical(predicate) == predicate
+    withdrawn = timeline.withdrawn_events  # statements of a reverted plan count for nothing
     for e in events:
-        if e.subject != subject:
+        if e.subject != subject or (withdrawn and e.id in withdrawn):
             continue
         if direct and e.predicate == predicate and not e.replaces:
             # the common case: an event stored under the predicate's own name
@@ -270,7 +271,7 @@ def _fold_plain(events: list[Event], subject: str, predicate: str, timeline: Tim
     then only assertions and retractions of this pair remain, in the same order.
     """
     multi = timeline.fixed_multi(predicate)
-    if multi is None or predicate == NOTE or timeline.canonical(predicate) != predicate:
+    if multi is None or timeline.withdrawn_events or predicate == NOTE or timeline.canonical(predicate) != predicate:
         return None
     seen: set[str] = set()
     for e in events:

@@ -225,6 +225,10 @@ def describe_record(r: LoggedRecord, predicate: str) -> str:
         return "vocabulary opened: writes may define new predicates" if rec.open else "vocabulary closed"
     if rec.op == "promote":
         return f"{len(rec.notes)} note(s) promoted into {rec.name}"
+    if rec.op == "applied":
+        return f"plan {rec.plan} applied" + (f" by {rec.operator}" if rec.operator else "")
+    if rec.op == "withdraw":
+        return f"plan {rec.withdraws} withdrawn (reverted): its records and statements no longer count"
     assert d is not None
     shape = f"{d.cardinality}-valued {d.value_type or 'string'}"
     extra = []

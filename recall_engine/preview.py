@@ -232,8 +232,10 @@ def summarize(per_subject: Iterable[list[PairImpact]]) -> Impact:
                 imp.changes.append(pi)
         subject = pairs[0].subject
         cb, ca = conflicts_of(subject, before), conflicts_of(subject, after)
+        # the value itself, for readers: a value key (`s:coffee`) is internal
+        shown = {value_key(v): v for vals in (*before.values(), *after.values()) for v in vals}
         for s, k, ps in sorted(ca - cb):
-            imp.conflicts_created.append({"subject": s, "value_key": k, "predicates": list(ps)})
+            imp.conflicts_created.append({"subject": s, "value_key": k, "value": shown.get(k), "predicates": list(ps)})
         for s, k, ps in sorted(cb - ca):
-            imp.conflicts_resolved.append({"subject": s, "value_key": k, "predicates": list(ps)})
+            imp.conflicts_resolved.append({"subject": s, "value_key": k, "value": shown.get(k), "predicates": list(ps)})
     return imp

@@ -138,7 +138,11 @@ def check_registry(defs: Mapping[str, Definition], where: str = "predicate regis
 
 # --- registry log records ---------------------------------------------------
 
-OPS = ("declare", "define", "redefine", "merge", "split", "promote", "vocabulary")
+OPS = ("declare", "define", "redefine", "merge", "split", "promote", "vocabulary", "applied", "withdraw")
+# Records about plans rather than names (docs/governance.md, "Revert"): `applied` says who
+# applied a plan and which operator statements it wrote; `withdraw` takes an applied plan's
+# records and statements out of the timeline, as if the plan had never been applied.
+PLAN_OPS = ("applied", "withdraw")
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +171,8 @@ class RegistryRecord:
     score: float | None = None  # an automatic match: its similarity
     auto: bool = False  # written by a write under an open vocabulary, not by an operator
     open: bool | None = None  # vocabulary: whether writes may define new predicates
+    withdraws: str = ""  # withdraw: the id of the applied plan it takes back
+    events: tuple[str, ...] = ()  # applied, withdraw: the ids of the plan's operator statements
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.op, "name": self.name}
@@ -192,6 +198,10 @@ class RegistryRecord:
             out["auto"] = True
         if self.open is not None:
             out["open"] = self.open
+        if self.withdraws:
+            out["withdraws"] = self.withdraws
+        if self.op in PLAN_OPS:
+            out["events"] = list(self.events)
         return out
 
     def encode(self) -> str:
@@ -258,6 +268,8 @@ def record_from_json(raw: object, where: str = "registry record") -> RegistryRec
     if not isinstance(raw, dict):
         raise RegistryError(f"{where} does not hold a record")
     name = raw.get("name")
+    if raw.get("op") in PLAN_OPS:
+        return _decode_plan_record(raw, where)
     if raw.get("op") == "vocabulary":
         if set(raw) - {"op", "name", "open", "operator", "reason", "plan"} or not isinstance(raw.get("open"), bool):
             raise RegistryError(f"{where}: a vocabulary record holds only open: true or false")
@@ -324,6 +336,29 @@ def record_from_json(raw: object, where: str = "registry record") -> RegistryRec
         score=score,
         auto=_flag(raw, "auto", where),
     )
+
+
+def _decode_plan_record(raw: dict[str, Any], where: str) -> RegistryRecord:
+    """An `applied` or `withdraw` record: about a plan, naming no predicate."""
+    op = raw["op"]
+    allowed = {"op", "name", "plan", "events", "operator", "reason"} | ({"withdraws"} if op == "withdraw" else set())
+    extra = set(raw) - allowed
+    if extra:
+        raise RegistryError(f"{where}: unknown field {sorted(extra)[0]!r}")
+    for key in ("name", "operator", "reason", "plan", "withdraws"):
+        if not isinstance(raw.get(key, ""), str):
+            raise RegistryError(f"{where}: {key} must be text")
+    if raw.get("name", ""):
+        raise RegistryError(f"{where}: an {op} record names no predicate")
+    if not raw.get("plan", "").startswith("plan-"):
+        raise RegistryError(f"{where}: an {op} record needs the plan it belongs to")
+    if op == "withdraw" and not raw.get("withdraws", "").startswith("plan-"):
+        raise RegistryError(f"{where}: a withdraw record needs the plan it withdraws")
+    ids = raw.get("events", [])
+    if not isinstance(ids, list) or not all(isinstance(x, str) and x for x in ids):
+        raise RegistryError(f"{where}: events must be a list of event ids")
+    return RegistryRecord(op=op, name="", operator=raw.get("operator", ""), reason=raw.get("reason", ""),
+                          plan=raw["plan"], withdraws=raw.get("withdraws", ""), events=tuple(ids))
 
 
 def _decode_go_record(raw: dict[str, Any], name: str, where: str) -> RegistryRecord:

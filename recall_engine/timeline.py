@@ -31,6 +31,11 @@ class LoggedRecord:
     event_id: str
     record: RegistryRecord
     ignored: bool = False  # a `define` of a name that already had a definition
+    withdrawn_by: str = ""  # the revert plan whose `withdraw` record takes this record back
+
+    @property
+    def live(self) -> bool:
+        return not self.ignored and not self.withdrawn_by
 
 
 class Timeline:
@@ -55,22 +60,29 @@ class Timeline:
                 items.append(LoggedRecord(e.observed_at, e.id, decode_record(e)))
         else:
             items = sorted(records, key=lambda r: (r.at, r.event_id))
+        withdrawn, self.withdrawn_events = _withdrawals([r.record for r in items])
+        self._withdrawn_plans = withdrawn
         self.log: list[LoggedRecord] = []
         defined: set[str] = set()
         for r in items:
             rec = r.record
-            ignored = rec.op == "define" and rec.name in defined
-            if rec.op in DEFINING:
+            by = withdrawn.get(rec.plan, "") if rec.plan else ""
+            ignored = not by and rec.op == "define" and rec.name in defined
+            if rec.op in DEFINING and not by:
                 defined.add(rec.name)
-            self.log.append(LoggedRecord(r.at, r.event_id, rec, ignored) if ignored != r.ignored else r)
+            if ignored != r.ignored or by != r.withdrawn_by:
+                r = LoggedRecord(r.at, r.event_id, rec, ignored, by)
+            self.log.append(r)
         self._build()
 
     # --- construction -------------------------------------------------------
 
     def _build(self) -> None:
+        # a withdrawn record counts for nothing: the registry reads as if its plan was never applied
+        log = [r for r in self.log if not r.withdrawn_by]
         defs: dict[str, list[tuple[int, int, LoggedRecord]]] = {}
         last_def_index: dict[str, int] = {}
-        for i, r in enumerate(self.log):
+        for i, r in enumerate(log):
             if r.ignored or r.record.op not in DEFINING:
                 continue
             defs.setdefault(r.record.name, []).append((r.at, i, r))
@@ -90,7 +102,7 @@ class Timeline:
         # Merges, in log order; a definition of the name recorded after the merge
         # (a split, or a re-definition) ends it. The first effective merge wins.
         merged: dict[str, tuple[str, int]] = {}
-        for i, r in enumerate(self.log):
+        for i, r in enumerate(log):
             rec = r.record
             if rec.op != "merge":
                 continue
@@ -168,16 +180,15 @@ class Timeline:
 
         # Promotions: the latest promote record naming a note decides where it reads.
         self._promoted: dict[str, tuple[str, Promotion, str]] = {}
-        self._by_id: dict[str, LoggedRecord] = {}
-        for r in self.log:
-            self._by_id[r.event_id] = r
+        self._by_id: dict[str, LoggedRecord] = {r.event_id: r for r in self.log}
+        for r in log:  # live records only: a withdrawn promote no longer moves its notes
             if r.record.op == "promote":
                 for p in r.record.notes:
                     self._promoted[p.event_id] = (r.record.name, p, r.event_id)
 
         # Vocabulary mode: the latest vocabulary record decides (closed by default).
         self.open_vocabulary = False
-        for r in self.log:
+        for r in log:
             if r.record.op == "vocabulary" and r.record.open is not None:
                 self.open_vocabulary = r.record.open
 
@@ -334,7 +345,7 @@ class Timeline:
         excluding: dict[str, bool] = {}  # excluder name -> did its latest definition exclude p
         for r in self.log:
             rec = r.record
-            if r.ignored:
+            if not r.live:
                 continue
             if rec.op == "merge" and self.canonical(rec.into) == p:
                 merged_in.add(rec.name)
@@ -352,7 +363,48 @@ class Timeline:
                 excluding[rec.name] = now_excl
         return out
 
+    def withdrawn(self, plan_id: str) -> str:
+        """The revert plan that withdrew this plan, or "" while it counts."""
+        return self._withdrawn_plans.get(plan_id, "")
+
+    def names_digest(self, names: Iterable[str]) -> str:
+        """A digest of the live records bearing on these names: what a plan that read them depends on.
+
+        A record bears on a name when it names it (as the predicate, the merge target, an
+        excluded or former name) or promotes a note into it; records of other names, and
+        records about no name, leave it unchanged (docs/governance.md, "Staleness")."""
+        wanted = set(names)
+        h = hashlib.sha256()
+        for r in self.log:
+            if r.live and wanted & _record_names(r.record):
+                h.update(r.event_id.encode())
+                h.update(b"\n")
+        return "sha256:" + h.hexdigest()
+
     def with_records(self, extra: Iterable[LoggedRecord]) -> "Timeline":
         """The timeline as it would be with these records appended (for previews)."""
         return Timeline(records=[*self.log, *extra], fold_version=self.fold_version)
 
+
+
+def _withdrawals(records: list[RegistryRecord]) -> tuple[dict[str, str], frozenset[str]]:
+    """Plans withdrawn by a live `withdraw` record (plan id -> revert plan id), and their statements.
+
+    Newest first: a withdrawal can only name an earlier plan, so by the time one is
+    reached, whether its own plan was withdrawn later is already known."""
+    withdrawn: dict[str, str] = {}
+    events: set[str] = set()
+    for rec in reversed(records):
+        if rec.op != "withdraw" or rec.plan in withdrawn or rec.withdraws in withdrawn:
+            continue
+        withdrawn[rec.withdraws] = rec.plan
+        events.update(rec.events)
+    return withdrawn, frozenset(events)
+
+
+def _record_names(rec: RegistryRecord) -> set[str]:
+    out = {rec.name, rec.into} - {""}
+    if rec.definition is not None:
+        out.update(rec.definition.excludes)
+        out.update(rec.definition.aliases)
+    return out

@@ -153,7 +153,7 @@ def run_plan(ctx: typer.Context, build: Build, *, as_of: Optional[str] = None, p
         st.output.message(f"Wrote plan {plan.id} to {plan_out}; apply it with `recall-admin apply {plan_out}`.",
                           style="dim")
     if apply:
-        data.update(governance.apply(s.memory, plan))
+        data.update(governance.apply(s.memory, plan, s.operator))
     st.output.emit(data, render_preview)
     if not apply and plan_out is None:
         st.output.message("Preview only: nothing was written. Add --apply to apply it, or --plan-out FILE.",

@@ -72,7 +72,11 @@ def assert_applied_as_previewed(cli, data: dict[str, Any], before_position: int)
     planned = [e["id"] for e in data["plan"]["events"]]
     assert data["applied"] == data["plan"]["id"]
     assert data["events"] == planned
-    assert data["position"] == position(cli) == before_position + len(planned)
+    # the plan's events, then the `applied` record saying who applied it
+    assert data["position"] == position(cli) == before_position + len(planned) + 1
+    log = cli.ok("registry", "log")["changes"]
+    assert log[-1]["op"] == "applied" and log[-1]["plan"] == data["applied"]
+    assert log[-1]["operator"] == data["applied_by"]
     merged_away = {op["name"] for op in data["plan"]["ops"] if op["op"] == "merge"}
     for c in data["impact"]["changes"]:
         if c["predicate"] in merged_away:
@@ -105,7 +109,8 @@ def test_preview_writes_nothing_and_has_the_contract_shape(tech):
     assert set(data) == {"plan", "impact", "risks"}
     plan = data["plan"]
     assert plan["id"].startswith("plan-")
-    assert plan["based_on"] == {"position": pos, "registry_digest": plan["based_on"]["registry_digest"]}
+    assert plan["based_on"]["position"] == pos
+    assert set(plan["based_on"]) == {"position", "registry_digest", "names_digest", "store"}
     assert plan["based_on"]["registry_digest"].startswith("sha256:")
     assert [op["op"] for op in plan["ops"]] == ["redefine"]
     assert plan["ops"][0]["definition"]["cardinality"] == "single"
@@ -243,7 +248,7 @@ def test_revert_of_applied_merge_previews_a_split_and_restores_answers(tech):
     rev = tech.ok("revert", merged["applied"])
     assert position(tech) == pos  # a preview
     assert rev["plan"]["kind"] == "revert"
-    assert [(op["op"], op["name"]) for op in rev["plan"]["ops"]] == [("split", "uses_technology")]
+    assert [(op["op"], op["withdraws"]) for op in rev["plan"]["ops"]] == [("withdraw", merged["applied"])]
     assert change(rev, "u2", "prefers_language")["after"] == []
     applied = tech.ok("revert", merged["applied"], "--apply")
     assert_applied_as_previewed(tech, applied, pos)
@@ -256,8 +261,9 @@ def test_revert_of_applied_merge_previews_a_split_and_restores_answers(tech):
 def test_revert_of_a_redefine_restores_the_old_rules(editors):
     done = editors.ok("redefine", "prefers_editor", "--cardinality", "multi", "--retroactive", "--apply")
     assert values(editors, "user", "prefers_editor") == ["vim", "emacs", "zed"]
-    rev = editors.ok("revert", done["applied"], "--apply")
-    assert rev["plan"]["ops"][0]["definition"]["cardinality"] == "single"
+    rev = editors.ok("revert", done["applied"], "--apply", "--reason", "too many editors")
+    assert rev["plan"]["ops"][0]["op"] == "withdraw"
+    assert rev["plan"]["ops"][0]["reason"] == "too many editors"
     assert values(editors, "user", "prefers_editor") == ["zed"]
 
 
@@ -302,7 +308,7 @@ def test_revert_of_a_promote_makes_them_notes_again(coding):
     assert values(coding, "u1", "note") == []
     pos = position(coding)
     rev = coding.ok("revert", done["applied"])
-    assert [(op["op"], op["name"]) for op in rev["plan"]["ops"]] == [("promote", "note")]
+    assert [(op["op"], op["withdraws"]) for op in rev["plan"]["ops"]] == [("withdraw", done["applied"])]
     assert change(rev, "u1", "prefers_shell")["after"] == []
     applied = coding.ok("revert", done["applied"], "--apply")
     assert_applied_as_previewed(coding, applied, pos)
@@ -359,11 +365,11 @@ def test_plan_file_round_trip(tech, tmp_path):
     assert saved["based_on"] == data["plan"]["based_on"]
     assert [e["id"] for e in saved["events"]] == [e["id"] for e in data["plan"]["events"]]
     result = tech.ok("apply", str(f))
-    assert set(result) == {"applied", "events", "position"}
+    assert set(result) == {"applied", "applied_by", "events", "position"}
     assert result["applied"] == data["plan"]["id"]
     assert result["events"] == [e["id"] for e in data["plan"]["events"]]
-    assert result["position"] == position(tech) == pos + len(result["events"])
-    assert plan_events_in_log(tech.url, data["plan"]["id"]) == len(result["events"])
+    assert result["position"] == position(tech) == pos + len(result["events"]) + 1  # and the `applied` record
+    assert plan_events_in_log(tech.url, data["plan"]["id"]) == len(result["events"]) + 1
     assert values(tech, "u2", "prefers_language") == change(data, "u2", "prefers_language")["after"]
     # applying it again is refused and writes nothing
     err = tech.fail("apply", str(f))
@@ -400,12 +406,23 @@ def test_plan_does_not_go_stale_on_an_unrelated_write(tech, tmp_path):
     assert result["applied"] == data["plan"]["id"]
 
 
-def test_plan_goes_stale_when_the_registry_changes(tech, tmp_path):
+def test_plan_goes_stale_when_the_registry_records_of_its_names_change(tech, tmp_path):
     f = tmp_path / "plan.json"
     tech.ok("redefine", "uses_technology", "--cardinality", "single", "--plan-out", str(f))
-    tech.ok("redefine", "prefers_editor", "--cardinality", "multi", "--apply")
+    tech.ok("redefine", "uses_technology", "--description", "Tools in use.", "--apply")
+    pos = position(tech)
     err = tech.fail("apply", str(f))
-    assert err["code"] == "stale_plan" and "registry changed" in err["message"]
+    assert err["code"] == "stale_plan" and "registry records of the names it touches changed" in err["message"]
+    assert position(tech) == pos
+
+
+def test_unrelated_registry_change_leaves_a_plan_valid(tech, tmp_path):
+    f = tmp_path / "plan.json"
+    data = tech.ok("redefine", "uses_technology", "--cardinality", "single", "--plan-out", str(f))
+    tech.ok("redefine", "prefers_editor", "--cardinality", "multi", "--apply")
+    tech.ok("define", "hobby", "--cardinality", "multi", "--type", "string", "--apply")
+    tech.ok("remember", "dave", "hobby", "chess")
+    assert tech.ok("apply", str(f))["applied"] == data["plan"]["id"]
 
 
 @pytest.mark.parametrize("edit", ["op", "position", "events_only_is_ignored", "not_json", "other_format"])
@@ -582,7 +599,10 @@ def test_revert_errors(coding):
     err = coding.fail("revert", "plan-000000000000")
     assert err["code"] == "invalid_plan" and "no applied plan" in err["message"]
     done = coding.ok("define", "budget", "--cardinality", "single", "--type", "number", "--apply")
-    assert "cannot be undone" in coding.fail("revert", done["applied"])["message"]
+    coding.ok("remember", "ana", "budget", "8000")
+    err = coding.fail("revert", done["applied"])
+    assert err["code"] == "invalid_plan"
+    assert "declared budget, and 1 event(s) were stored under budget since" in err["message"]
 
 
 def test_bad_as_of_and_missing_collection(coding, cli):
@@ -666,6 +686,7 @@ def test_sigkill_during_apply_leaves_all_or_none(coding, tmp_path):
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     assert marker.exists(), "the apply never reached its insert"
+    n += 1  # the plan's records and the `applied` record, in one transaction
     assert marker.read_text() == str(n)
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -385,3 +385,46 @@ def test_conflicts_found_by_index_are_exactly_those_of_folding_every_subject(sql
             brute |= {(s, k, tuple(sorted(ps))) for k, ps in by_key.items() if len(ps) > 1}
         found = {(c.subject, c.key, c.predicates) for c in find_conflicts(m).conflicts}
         assert found == brute and len(found) > 4
+
+
+def test_dismissed_conflicts_are_marked_with_all_refused_twice_and_undismissed(coding: Cli):
+    coding.ok("remember", "u1", "likes", "coffee", "--at", "2026-01-01")
+    coding.ok("remember", "u1", "prefers_language", "coffee", "--at", "2026-01-02")
+    cid = coding.ok("conflicts", "list")["conflicts"][0]["id"]
+    coding.ok("conflicts", "dismiss", cid, "--reason", "both true")
+    assert coding.ok("conflicts", "list")["conflicts"] == []
+    listed = coding.ok("conflicts", "list", "--all")
+    assert [(c["id"], c["dismissed"]) for c in listed["conflicts"]] == [(cid, True)]
+    assert listed["dismissed"] == 1
+    human = coding.run("conflicts", "list", "--all", json_mode=False)
+    assert "[dismissed]" in human.stdout and "1 dismissed conflict(s) marked" in human.stdout
+    err = coding.fail("conflicts", "dismiss", cid)
+    assert err["code"] == "invalid_input" and "already dismissed" in err["message"]
+    coding.ok("conflicts", "undismiss", cid, "--reason", "not both true after all")
+    assert [c["id"] for c in coding.ok("conflicts", "list")["conflicts"]] == [cid]
+    err = coding.fail("conflicts", "undismiss", cid)
+    assert err["code"] == "not_found" and "no dismissed conflict" in err["message"]
+
+
+def test_confirm_statement_carries_the_operator_and_reason(coding: Cli):
+    coding.ok("remember", "u1", "likes", "coffee", "--at", "2026-01-01")
+    coding.ok("remember", "u1", "prefers_language", "coffee", "--at", "2026-01-02")
+    cid = coding.ok("conflicts", "list")["conflicts"][0]["id"]
+    data = coding.ok("--operator", "bo", "conflicts", "confirm", cid, "--keep", "likes", "--reason", "asked u1")
+    assert data["plan"]["statements"][0]["evidence"] == "conflicts confirm by bo: asked u1"
+
+
+def test_registry_log_filters_and_shows_reason_and_applier(coding: Cli, tmp_path):
+    f = str(tmp_path / "p.json")
+    p = coding.ok("--operator", "bo", "redefine", "likes", "--description", "Liked.", "--reason", "clearer",
+                  "--plan-out", f)
+    coding.ok("--operator", "cy", "apply", f)
+    log = coding.ok("registry", "log", "--name", "likes", "--op", "redefine")["changes"]
+    assert [(c["op"], c["operator"], c["applied_by"], c["reason"]) for c in log] == [("redefine", "bo", "cy", "clearer")]
+    assert coding.ok("registry", "log", "--operator", "cy")["changes"][-1]["plan"] == p["plan"]["id"]
+    assert len(coding.ok("registry", "log", "--limit", "2")["changes"]) == 2
+    assert coding.ok("registry", "log", "--since", "2100-01-01")["changes"] == []
+    human = coding.run("registry", "log", "--name", "likes", json_mode=False)
+    assert "reason: clearer" in human.stdout and "applied by cy" in human.stdout
+    err = coding.fail("registry", "log", "--op", "rename")
+    assert err["code"] == "invalid_input" and "--op must be one of" in err["message"]

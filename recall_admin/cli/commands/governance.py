@@ -133,15 +133,16 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         plan = read_plan(plan_file)
         s = st.session(create=False)
-        st.output.emit(governance.apply(s.memory, plan), render_apply)
+        st.output.emit(governance.apply(s.memory, plan, s.operator), render_apply)
 
     @app.command(rich_help_panel="Governance")
     @staging
     def revert(
         ctx: typer.Context,
         plan_id: Annotated[str, typer.Argument(metavar="PLAN_ID", help="An applied plan (see `registry log`).")],
+        reason: Reason = "",
     ) -> Build:
-        """Preview (and apply) the plan that undoes an applied one."""
+        """Preview (and apply) the plan that withdraws an applied one, as if it had never been applied."""
         from ...governance import revert as revert_plan
 
-        return lambda st: revert_plan(st, plan_id.strip())
+        return lambda st: revert_plan(st, plan_id.strip(), reason=reason)

@@ -28,6 +28,7 @@ from ..render.queues import (
     render_note_clusters,
     render_notes,
     render_suggest,
+    render_undismissed,
 )
 
 
@@ -62,11 +63,12 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         ident: Annotated[str, typer.Argument(metavar="ID", help="A conflict id (c-...) from `conflicts list`.")],
         keep: Annotated[str, typer.Option("--keep", metavar="PREDICATE", help="The predicate that is right.")],
+        reason: Reason = "",
     ) -> Build:
         """Keep one predicate: an operator statement whose replaces withdraws the others."""
         from ...conflicts import confirm
 
-        return lambda st: confirm(st, ident, keep)
+        return lambda st: confirm(st, ident, keep, reason)
 
     @conflicts_app.command("exclude")
     @staging
@@ -99,6 +101,20 @@ def register(app: typer.Typer) -> None:
         events = dismiss(s.memory, found, s.operator, reason)
         data = {"dismissed": ident.strip(), "conflicts": [c.id for c in found], "events": events}
         st.output.emit(data, render_dismissed)
+
+    @conflicts_app.command("undismiss")
+    def conflicts_undismiss(
+        ctx: typer.Context,
+        ident: Annotated[str, typer.Argument(metavar="ID", help="A dismissed conflict id (c-...).")],
+        reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why it is shown again.")] = "",
+    ) -> None:
+        """Show a dismissed conflict again (a review_decision event)."""
+        from ...conflicts import undismiss
+
+        st = state(ctx)
+        s = st.session(create=False)
+        events = undismiss(s.memory, ident, s.operator, reason)
+        st.output.emit({"undismissed": ident.strip(), "events": events}, render_undismissed)
 
     # --- vocab ---
 

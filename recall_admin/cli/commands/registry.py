@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -26,11 +26,23 @@ def register(registry_app: typer.Typer) -> None:
         state(ctx).output.emit(registry_show_view(state(ctx).session().memory, name), render_registry_show)
 
     @registry_app.command("log")
-    def registry_log(ctx: typer.Context) -> None:
-        """The registry log, oldest first: who changed what, when, from which plan."""
+    def registry_log(
+        ctx: typer.Context,
+        name: Annotated[Optional[str], typer.Option("--name", metavar="P", help="Only records bearing on P.")] = None,
+        op: Annotated[Optional[str], typer.Option("--op", metavar="OP", help="Only records of this op.")] = None,
+        operator: Annotated[
+            Optional[str], typer.Option("--operator", metavar="WHO", help="Only records planned or applied by WHO.")
+        ] = None,
+        since: Annotated[Optional[str], typer.Option("--since", metavar="T", help="Only records from T on.")] = None,
+        limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Only the last N records.")] = None,
+    ) -> None:
+        """The registry log, oldest first: who changed what, when, why, from which plan, applied by whom."""
+        from ...inputs import instant
         from ...views import registry_log_view
 
-        state(ctx).output.emit(registry_log_view(state(ctx).session().memory), render_registry_log)
+        when = instant(since, "--since")
+        data = registry_log_view(state(ctx).session().memory, name=name, op=op, operator=operator, since=when, limit=limit)
+        state(ctx).output.emit(data, render_registry_log)
 
     @registry_app.command("load")
     @staging

@@ -182,10 +182,10 @@ def conflicts_text(impact: Mapping[str, Any]) -> Text | None:
     out = Text()
     for c in created:
         out.append("  + conflict ", style="yellow")
-        out.append(visible(f"{c.get('subject')}: {c.get('value_key')!r} held under {names(c.get('predicates', []))}") + "\n")
+        out.append(visible(f"{c.get('subject')}: {value_text(c.get('value'))} held under {names(c.get('predicates', []))}") + "\n")
     for c in resolved:
         out.append("  - conflict ", style="green")
-        out.append(visible(f"{c.get('subject')}: {c.get('value_key')!r} no longer under {names(c.get('predicates', []))}") + "\n")
+        out.append(visible(f"{c.get('subject')}: {value_text(c.get('value'))} no longer under {names(c.get('predicates', []))}") + "\n")
     out.rstrip()
     return out
 

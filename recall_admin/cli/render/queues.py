@@ -28,10 +28,13 @@ def render_conflicts(con: Console, data: dict[str, Any]) -> None:
             line((h["predicate"], "magenta"), (f" since {h['observed_at'][:10]} ({h['source']})", "dim"))
             for h in c["held"]
         )
+        if c.get("dismissed"):
+            held.append(" [dismissed]", style="yellow")
         t.add_row(txt(c["id"]), txt(c["subject"]), val(c["value"]), held, txt(c["latest"]))
     con.print(t)
     if data.get("dismissed"):
-        con.print(txt(f"{data['dismissed']} dismissed conflict(s) hidden.", "dim"))
+        shown = any(c.get("dismissed") for c in conflicts)
+        con.print(txt(f"{data['dismissed']} dismissed conflict(s) " + ("marked [dismissed]." if shown else "hidden."), "dim"))
     con.print(txt("Decide with: conflicts confirm ID --keep PREDICATE | conflicts exclude ID | "
                   "conflicts dismiss ID --reason TEXT", "dim"))
 
@@ -40,6 +43,10 @@ def render_dismissed(con: Console, data: dict[str, Any]) -> None:
     n = len(data.get("conflicts", []))
     con.print(txt(f"Dismissed {data['dismissed']} ({n} conflict(s)); it stays away until either belief changes.",
                   "bold green"))
+
+
+def render_undismissed(con: Console, data: dict[str, Any]) -> None:
+    con.print(txt(f"Conflict {data['undismissed']} is shown again.", "bold green"))
 
 
 def render_inbox(con: Console, data: dict[str, Any]) -> None:

@@ -1,0 +1,194 @@
+"""Plan files are untrusted: a resealed plan must still be one its command would produce now.
+
+Each case edits a saved plan and seals it again (the seal is an unkeyed hash, so anyone
+can), then `apply` must refuse it with a clear `invalid_plan` and write nothing; and a
+plan from another store, or whose names' registry records changed, is refused even when
+the store position is the one it was planned at. SQLite and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from typer.testing import CliRunner
+
+from recall_admin.plans import plan_from_json
+from recall_engine.records import decode_event, make_event
+
+from .conftest import Cli
+from .test_governance import position, remember
+
+
+@pytest.fixture
+def store_cli(backend_url, tmp_path, monkeypatch) -> Cli:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
+        monkeypatch.delenv(name, raising=False)
+    cli = Cli(backend_url, CliRunner())
+    cli.ok("--operator", "ana", "init", "--registry", "coding", "--registry", "personal-assistant")
+    remember(cli, "u1", "likes", "coffee", "2026-01-01")
+    remember(cli, "u1", "prefers_language", "coffee", "2026-01-02")
+    return cli
+
+
+def reseal(path, edit) -> None:
+    raw = json.loads(path.read_text())
+    edit(raw)
+    raw["id"] = _id(raw)
+    plan_from_json(raw)  # the seal holds: what apply refuses is the content itself
+    path.write_text(json.dumps(raw))
+
+
+def _id(raw) -> str:
+    from recall_admin.plans import Plan, record_from_json
+
+    p = Plan(raw["kind"], "", raw["collection"], raw.get("operator", ""), raw["based_on"]["position"],
+             raw["based_on"]["registry_digest"],
+             tuple(replace(record_from_json(o), plan="") for o in raw["ops"]),
+             tuple(decode_event(e) for e in raw["statements"]), raw["at"], tuple(raw["scope"]),
+             store=raw["based_on"].get("store", ""), names_digest=raw["based_on"].get("names_digest", ""))
+    return p.sealed().id
+
+
+def _set_definition(field, value):
+    def edit(raw):
+        raw["ops"][0]["definition"][field] = value
+    return edit
+
+
+def _operator(raw):
+    for op in raw["ops"]:
+        op["operator"] = "nobody"
+
+
+def _future(raw):
+    raw["at"] = 4102444800 * 10**9  # 2100
+
+
+def _number_statement(raw):
+    e = decode_event(raw["statements"][0])
+    raw["statements"][0] = make_event(e.subject, e.predicate, 42, e.observed_at, source="operator").to_json()
+
+
+def _unknown_statement(raw):
+    e = decode_event(raw["statements"][0])
+    raw["statements"][0] = make_event(e.subject, "no_such_thing", "x", e.observed_at, source="operator").to_json()
+
+
+def _agent_statement(raw):
+    e = decode_event(raw["statements"][0])
+    raw["statements"][0] = make_event(e.subject, e.predicate, e.value, e.observed_at, source="user_stated").to_json()
+
+
+@pytest.mark.parametrize("edit, expect", [
+    (_set_definition("value_type", "number"), "stored value class of likes"),
+    (_operator, "not its planner"),
+    (_future, "not a time it could have been planned at"),
+])
+def test_a_resealed_registry_plan_is_refused(store_cli, tmp_path, edit, expect):
+    f = tmp_path / "p.json"
+    store_cli.ok("--operator", "ana", "redefine", "likes", "--description", "Liked things.", "--plan-out", str(f))
+    reseal(f, edit)
+    pos = position(store_cli)
+    err = store_cli.fail("apply", str(f))
+    assert err["code"] == "invalid_plan" and expect in err["message"], err
+    assert position(store_cli) == pos
+
+
+@pytest.mark.parametrize("edit, expect", [
+    (_number_statement, "not a string of"),
+    (_unknown_statement, "'no_such_thing', which is not registered"),
+    (_agent_statement, "is not an operator statement"),
+])
+def test_a_resealed_confirm_plan_is_refused(store_cli, tmp_path, edit, expect):
+    f = tmp_path / "c.json"
+    conflict = store_cli.ok("conflicts", "list")["conflicts"][0]["id"]
+    store_cli.ok("conflicts", "confirm", conflict, "--keep", "likes", "--plan-out", str(f))
+    reseal(f, edit)
+    pos = position(store_cli)
+    err = store_cli.fail("apply", str(f))
+    assert err["code"] == "invalid_plan" and expect in err["message"], err
+    assert position(store_cli) == pos
+
+
+def test_a_plan_from_another_store_is_refused(store_cli, tmp_path, monkeypatch):
+    f = tmp_path / "p.json"
+    store_cli.ok("redefine", "likes", "--description", "Liked things.", "--plan-out", str(f))
+    other = Cli(f"sqlite:///{tmp_path / 'other.db'}", CliRunner())
+    other.ok("--operator", "ana", "init", "--registry", "coding", "--registry", "personal-assistant")
+    err = other.fail("apply", str(f))
+    assert err["code"] == "invalid_plan" and "another store" in err["message"]
+
+
+def test_changed_records_of_its_names_stale_a_plan_at_the_same_position(store_cli, tmp_path):
+    f = tmp_path / "p.json"
+    store_cli.ok("redefine", "likes", "--description", "Liked things.", "--plan-out", str(f))
+
+    def edit(raw):
+        raw["based_on"]["names_digest"] = "sha256:" + "0" * 64
+    reseal(f, edit)
+    assert json.loads(f.read_text())["based_on"]["position"] == position(store_cli)
+    err = store_cli.fail("apply", str(f))
+    assert err["code"] == "stale_plan" and "registry records of the names it touches changed" in err["message"]
+
+
+# --- every preview tells the whole change ---------------------------------------------------
+
+
+def test_define_of_a_near_duplicate_name_names_the_neighbour_and_its_score(store_cli):
+    data = store_cli.ok("define", "favorite_editor", "--cardinality", "single", "--type", "string")
+    near = [r for r in data["risks"] if r["flag"] == "near_duplicate"]
+    assert len(near) == 1 and "near the registered prefers_editor (score" in near[0]["detail"]
+    far = store_cli.ok("define", "budget_eur", "--cardinality", "single", "--type", "number")
+    assert "near_duplicate" not in [r["flag"] for r in far["risks"]]
+
+
+def test_confirm_preview_tells_the_provenance_change_and_shows_values_not_keys(store_cli):
+    conflict = store_cli.ok("conflicts", "list")["conflicts"][0]["id"]
+    data = store_cli.ok("conflicts", "confirm", conflict, "--keep", "likes")
+    restated = next(r["detail"] for r in data["risks"] if r["flag"] == "restated")
+    assert "u1 likes = coffee is restated by the operator" in restated
+    assert "was 2026-01-01T00:00:00Z" in restated and "(was user_stated)" in restated
+    human = store_cli.run("conflicts", "confirm", conflict, "--keep", "likes", json_mode=False)
+    assert human.exit_code == 0, human.stderr
+    assert "s:coffee" not in human.stdout and "restated by the operator" in human.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("redefine", "likes", "--description", "Liked things."),
+    ("merge", "prefers_language", "likes"),
+])
+def test_a_preview_and_its_apply_run_show_one_plan_id(store_cli, args):
+    preview = store_cli.ok(*args)
+    applied = store_cli.ok(*args, "--apply")
+    assert preview["plan"]["id"] == applied["plan"]["id"] == applied["applied"]
+
+
+def test_a_confirm_preview_and_its_apply_run_show_one_plan_id(store_cli):
+    conflict = store_cli.ok("conflicts", "list")["conflicts"][0]["id"]
+    preview = store_cli.ok("conflicts", "confirm", conflict, "--keep", "likes")
+    applied = store_cli.ok("conflicts", "confirm", conflict, "--keep", "likes", "--apply")
+    assert preview["plan"]["id"] == applied["applied"]
+
+
+def test_registry_load_previews_each_predicate_with_the_risks_of_the_equivalent_redefine(store_cli, tmp_path):
+    likes = store_cli.ok("registry", "show", "likes")
+    assert likes["cardinality"] == "multi" and likes["excludes"]
+    remember(store_cli, "u1", "likes", "tea", "2026-01-05")  # u1 likes coffee and tea now
+    f = tmp_path / "r.yaml"
+    f.write_text(
+        "registry: narrower\ndescription: Likes become single.\npredicates:\n"
+        f"  likes:\n    cardinality: single\n    value_type: string\n    description: {likes['description']}\n"
+        "  hobby:\n    cardinality: multi\n    value_type: string\n    description: A pastime.\n",
+        encoding="utf-8",
+    )
+    data = store_cli.ok("registry", "load", str(f))
+    per = {p["name"]: p for p in data["plan"]["details"]["predicates"]}
+    assert per["hobby"]["status"] == "new"
+    assert per["likes"]["status"] == "changed"
+    assert per["likes"]["fields"]["cardinality"] == {"before": "multi", "after": "single"}
+    assert per["likes"]["fields"]["excludes"] == {"before": likes["excludes"], "after": []}
+    hidden = next(r["detail"] for r in data["risks"] if r["flag"] == "values_hidden")
+    assert "likes becomes single-valued from now on: 1 pair(s) hold several values" in hidden
