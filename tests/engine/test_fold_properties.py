@@ -61,7 +61,8 @@ def statements(draw) -> list[Event]:
                     replaces=tuple(Replace(p, v) for p, v in reps),
                 )
             )
-    return out
+    # a store holds one event per id; 1 and 1.0 make the same id (value_key), so keep the first
+    return list({e.id: e for e in reversed(out)}.values())[::-1]
 
 
 def _def(draw, name: str) -> Definition:

@@ -92,12 +92,12 @@ def stage(stager: Stager, kind: str, name, arg):
 
 
 def every_answer(memory: Memory, instants: list[int]) -> dict:
-    out = {}
+    out: dict = {}
     for t in instants:
         for s in SUBJECTS:
-            for (subj, p), vals in memory.answers(s, t).items():
-                out[(t, subj, p)] = sorted(value_key(v) for v in vals)
-    return out
+            for b in memory.profile(s, t):
+                out.setdefault((t, s, b.predicate), []).append(value_key(b.value))
+    return {k: sorted(v) for k, v in out.items()}
 
 
 @pytest.fixture
