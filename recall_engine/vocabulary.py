@@ -369,14 +369,14 @@ def candidate_pairs(defs: list[Definition], matrix: np.ndarray, threshold: float
     """
     n = len(defs)
     out: set[tuple[int, int]] = set()
-    keys: dict[tuple[str, object], list[int]] = {}
+    keys: dict[tuple[str, object], set[int]] = {}
     for i, d in enumerate(defs):
         w = _words(d.name)
-        keys.setdefault((d.storage_class, _compact(w)), []).append(i)
-        keys.setdefault((d.storage_class, frozenset(_stem(x) for x in w)), []).append(i)
-        keys.setdefault((d.storage_class, frozenset(_key(x) for x in w if x not in _LIGHT)), []).append(i)
+        for k in (_compact(w), frozenset(_stem(x) for x in w), frozenset(_key(x) for x in w if x not in _LIGHT)):
+            keys.setdefault((d.storage_class, k), set()).add(i)
     for group in keys.values():
-        out.update((group[a], group[b]) for a in range(len(group)) for b in range(a + 1, len(group)))
+        members = sorted(group)
+        out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
     floor = (3 * threshold - 1) / 2
     classes = np.array([d.storage_class for d in defs])
     block = 1024
