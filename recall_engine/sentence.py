@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import sqlite3
 import sys
 import threading
 from pathlib import Path
@@ -181,8 +183,69 @@ def available() -> bool:
     return model() is not None
 
 
+class _DiskCache:
+    """Vectors already computed, kept between processes (a SQLite file in the user's cache
+    folder, or RECALL_MODEL_CACHE; "off" keeps none): every ``vocab suggest`` would
+    otherwise embed every registered name again. Any failure only means no cache."""
+
+    def __init__(self) -> None:
+        self._conn: sqlite3.Connection | None = None
+        self._tried = False
+
+    def _open(self) -> sqlite3.Connection | None:
+        if self._tried:
+            return self._conn
+        self._tried = True
+        where = os.environ.get("RECALL_MODEL_CACHE", "")
+        if where == "off":
+            return None
+        try:
+            if not where:
+                from platformdirs import user_cache_dir
+
+                where = str(Path(user_cache_dir("recall-admin")) / f"vectors-{SPACE}.sqlite3")
+            Path(where).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(where, timeout=2, check_same_thread=False)
+            conn.execute("CREATE TABLE IF NOT EXISTS v (text TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            self._conn = conn
+        except (OSError, sqlite3.Error):
+            self._conn = None
+        return self._conn
+
+    def get(self, texts: list[str]) -> dict[str, np.ndarray]:
+        conn = self._open()
+        out: dict[str, np.ndarray] = {}
+        if conn is None:
+            return out
+        try:
+            for start in range(0, len(texts), 500):
+                chunk = texts[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for text, blob in conn.execute(f"SELECT text, vec FROM v WHERE text IN ({marks})", chunk):
+                    vec = np.frombuffer(blob, dtype="<f4")
+                    if vec.shape == (DIMENSIONS,) and np.all(np.isfinite(vec)):
+                        out[text] = vec.astype(np.float32)
+        except sqlite3.Error:
+            return {}
+        return out
+
+    def put(self, items: list[tuple[str, np.ndarray]]) -> None:
+        conn = self._open()
+        if conn is None or not items:
+            return
+        try:
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO v (text, vec) VALUES (?, ?)",
+                                 [(t, v.astype("<f4").tobytes()) for t, v in items])
+        except sqlite3.Error:
+            pass
+
+
+_disk = _DiskCache()
+
+
 def embed_texts(texts: Iterable[str]) -> np.ndarray | None:
-    """Unit vectors of texts, cached per process; None when the model cannot load."""
+    """Unit vectors of texts, cached (per process and on disk); None when the model cannot load."""
     texts = list(texts)
     enc = model()
     if enc is None:
@@ -191,8 +254,13 @@ def embed_texts(texts: Iterable[str]) -> np.ndarray | None:
     if missing:
         if len(_cache) + len(missing) > _CACHE_LIMIT:
             _cache.clear()
-        for t, v in zip(missing, enc.encode(missing)):
-            _cache[t] = v
+        known = _disk.get(missing)
+        _cache.update(known)
+        fresh = [t for t in missing if t not in known]
+        if fresh:
+            vecs = enc.encode(fresh)
+            _cache.update(zip(fresh, vecs))
+            _disk.put(list(zip(fresh, vecs)))
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     return np.stack([_cache[t] for t in texts])
@@ -206,7 +274,9 @@ def vectors(texts: Iterable[str]) -> dict[str, np.ndarray] | None:
 
 
 def reset() -> None:
-    """Forget the loaded model and the cache: the next use loads again (tests of the fallback)."""
+    """Forget the loaded model and the process cache: the next use loads again (tests, benchmarks)."""
+    global _disk
     with _lock:
         _state.clear()
         _cache.clear()
+        _disk = _DiskCache()

@@ -28,6 +28,7 @@ over the stemmed words.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping
 
 import re
@@ -123,7 +124,8 @@ _LIGHT = {"number", "address", "level", "value", "name", "information", "details
 _FILLER = {"the", "a", "an", "of", "to", "for", "is", "user", "users", "s", "my", "their", "his", "her"}
 
 
-def _words(name: str) -> list[str]:
+@lru_cache(maxsize=65536)
+def _words(name: str) -> tuple[str, ...]:
     """A name's words as the rule compares them: spelling and abbreviations written out, filler left out."""
     raw = [w for w in _E_MAIL.sub("email", name.lower().replace("-", "_").replace(" ", "_")).split("_") if w]
     out: list[str] = []
@@ -136,7 +138,7 @@ def _words(name: str) -> list[str]:
         for part in w.split():
             if part not in _FILLER:
                 out.append(part)
-    return out
+    return tuple(out)
 
 
 def _stem(w: str) -> str:
@@ -149,6 +151,7 @@ def _stem(w: str) -> str:
     return w
 
 
+@lru_cache(maxsize=65536)
 def name_text(name: str) -> str:
     """The text the model embeds for a name: its words, spelling and abbreviations written out."""
     return " ".join(_words(name)) or name.lower()
@@ -169,6 +172,7 @@ def _ends(w: str, v: str) -> bool:
     return frozenset((w, v)) in _OPPOSITE_PAIRS or (w.startswith("re") and frozenset((w[2:], v)) in _OPPOSITE_PAIRS)
 
 
+@lru_cache(maxsize=65536)
 def opposed(a: str, b: str) -> bool:
     """Whether one name turns the other's meaning around (the antonym guard)."""
     wa, wb = _words(a), _words(b)
@@ -195,6 +199,7 @@ def opposed(a: str, b: str) -> bool:
 _SUFFIXES = ("ation", "ition", "ment", "ion", "ing", "ed", "e")
 
 
+@lru_cache(maxsize=65536)
 def _key(w: str) -> str:
     """A word's stem with its grammar taken off (indentation / indent, cancelling / cancellation)."""
     w = _stem(w)
@@ -207,26 +212,36 @@ def _key(w: str) -> str:
     return w
 
 
-def _compact(words: list[str]) -> str:
+def _compact(words: tuple[str, ...]) -> str:
     return "".join(words)
 
 
-def _residual(words: list[str], shared: set[str]) -> list[str]:
+def _residual(words: tuple[str, ...], shared: set[str]) -> list[str]:
     return [w for w in words if _key(w) not in shared]
 
 
-def _split(a: str, b: str) -> tuple[list[str], list[str], list[str], list[str], set[str]]:
+@lru_cache(maxsize=65536)
+def _split(a: str, b: str) -> tuple[tuple[str, ...], tuple[str, ...], list[str], list[str], set[str]]:
     wa, wb = _words(a), _words(b)
     shared = {_key(w) for w in wa} & {_key(w) for w in wb}
     return wa, wb, _residual(wa, shared), _residual(wb, shared), shared
 
 
+_PREPOSITIONS = {"at", "in", "for", "on", "from", "with"}  # not "by": liked_by is not likes
+
+
+def _stems(words: tuple[str, ...]) -> set[str]:
+    # works_at / works_for / employer: the table's stems, prepositions aside
+    return {_stem(w) for w in words if w not in _PREPOSITIONS} or {_stem(w) for w in words}
+
+
+@lru_cache(maxsize=65536)
 def same_words(a: str, b: str) -> bool:
     """Names with the same words, whatever their order, separators, grammar or light words."""
     wa, wb = _words(a), _words(b)
     if not wa or not wb:
         return False
-    if _compact(wa) == _compact(wb) or {_stem(w) for w in wa} == {_stem(w) for w in wb}:
+    if _compact(wa) == _compact(wb) or _stems(wa) == _stems(wb):
         return True
     ka = {_key(w) for w in wa if w not in _LIGHT} or {_key(w) for w in wa}
     kb = {_key(w) for w in wb if w not in _LIGHT} or {_key(w) for w in wb}
@@ -372,7 +387,7 @@ def candidate_pairs(defs: list[Definition], matrix: np.ndarray, threshold: float
     keys: dict[tuple[str, object], set[int]] = {}
     for i, d in enumerate(defs):
         w = _words(d.name)
-        for k in (_compact(w), frozenset(_stem(x) for x in w), frozenset(_key(x) for x in w if x not in _LIGHT)):
+        for k in (_compact(w), frozenset(_stems(w)), frozenset(_key(x) for x in w if x not in _LIGHT)):
             keys.setdefault((d.storage_class, k), set()).add(i)
     for group in keys.values():
         members = sorted(group)
