@@ -177,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         "held_out_curve": [confusion(hp, hs, t) for t in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)],
     }
     old = load_old()
+    known = {tuple(sorted((p["a"], p["b"]))) for p in old}
+    unseen = [(p, x) for p, x in held if tuple(sorted((p["a"], p["b"]))) not in known]
+    report["held_out_unseen"] = confusion([p for p, _ in unseen], [x for _, x in unseen], args.threshold)
+    report["held_out_unseen"]["pairs"] = len(unseen)
     report["old_set"] = confusion([{"same": p["same"]} for p in old], scores(old, lexical=args.lexical), args.threshold)
     if args.names and not args.lexical:
         report["speed"] = speed(args.names)
@@ -190,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tune half at {args.threshold}: precision {t['precision']:.3f}, recall {t['recall']:.3f}")
         print(f"HELD-OUT half at {args.threshold}: precision {h['precision']:.3f}, recall {h['recall']:.3f} "
               f"(right {h['tp']}, wrong {h['fp']}, missed {h['fn']})")
+        u = report["held_out_unseen"]
+        print(f"  of which the {u['pairs']} pairs not in the old set: precision {u['precision']:.3f}, "
+              f"recall {u['recall']:.3f}")
         print("held-out precision/recall curve:")
         for c in report["held_out_curve"]:
             print(f"  {c['threshold']:.2f}  precision {c['precision']:.3f}  recall {c['recall']:.3f}")

@@ -17,7 +17,7 @@ from typing import Collection, Mapping
 from . import sentence
 from .registry import Definition
 from .vocabulary import (
-    DEFAULT_THRESHOLD, Match, candidate_pairs, candidates_of, name_text, pair_score as _pair_score, similarity,
+    DEFAULT_THRESHOLD, Match, candidate_pairs, candidates_of, name_text, pair_score as _pair_score, pick, similarity,
     texts_for,
 )
 
@@ -50,12 +50,7 @@ def best_match(
         return None
     texts = [t for c in names for t in texts_for(name, c, description, candidates[c].description)]
     vectors = _vectors(texts)
-    best: Match | None = None
-    for c in names:
-        s = similarity(name, description, candidates[c], vectors)
-        if best is None or s > best.score:
-            best = Match(c, s)
-    return best if best is not None and best.score >= threshold else None
+    return pick(name, [(similarity(name, description, candidates[c], vectors), c) for c in names], threshold)
 
 
 def near_duplicates(

@@ -439,11 +439,15 @@ def best_match(
     """The existing predicate a new name most likely means, if it scores at or above the threshold."""
     if threshold < 0:
         return None
-    best: Match | None = None
-    for cand in candidates_of(name, storage_class, candidates, cardinality):
-        s = similarity(name, description, candidates[cand], vectors)
-        if best is None or s > best.score:
-            best = Match(cand, s)
-    if best is not None and best.score >= threshold:
-        return best
-    return None
+    scored = [(similarity(name, description, candidates[c], vectors), c)
+              for c in candidates_of(name, storage_class, candidates, cardinality)]
+    return pick(name, scored, threshold)
+
+
+def pick(name: str, scored: list[tuple[float, str]], threshold: float) -> Match | None:
+    """The best-scoring candidate at or above the threshold; among equal scores the one
+    spelled most like ``name`` (favourite_color goes to favorite_colour, not fav_color)."""
+    if not scored:
+        return None
+    s, cand = max(scored, key=lambda sc: (sc[0], fuzz.ratio(name, sc[1]), sc[1]))
+    return Match(cand, s) if s >= threshold else None
