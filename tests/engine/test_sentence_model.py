@@ -112,3 +112,36 @@ def test_a_damaged_model_is_the_fallback_too(monkeypatch, tmp_path, capsys):
     finally:
         monkeypatch.undo()
         sentence.reset()
+
+
+def test_a_damaged_vector_cache_is_only_no_cache(monkeypatch, tmp_path):
+    bad = tmp_path / "vectors.sqlite3"
+    bad.write_bytes(b"not a database" * 100)
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(bad))
+    sentence.reset()
+    try:
+        v = sentence.embed_texts(["zip code", "postal code"])
+        assert v.shape == (2, sentence.DIMENSIONS)
+        assert np.allclose(v, sentence.model().encode(["zip code", "postal code"]), atol=1e-6)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
+
+
+def test_vectors_come_back_from_the_disk_cache_unchanged(monkeypatch, tmp_path):
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    sentence.reset()
+    try:
+        import sqlite3
+
+        first = sentence.embed_texts(["customer tier"])
+        sentence.reset()  # a new process: only the disk cache remains
+        conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
+        [(blob,)] = conn.execute("SELECT vec FROM v WHERE text = 'customer tier'").fetchall()
+        assert np.array_equal(np.frombuffer(blob, dtype="<f4"), first[0])
+        conn.close()
+        again = sentence.embed_texts(["customer tier"])
+        assert np.array_equal(first, again)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
