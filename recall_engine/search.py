@@ -31,7 +31,7 @@ from .when import query_window
 
 ROUTED_PREDICATES = 3  # predicates nearest the question whose events join the candidates
 ROUTED_SUBJECTS = 5  # ... for the first subjects the lexical candidates name
-ROUTED_EVENTS = 200
+ROUTED_EVENTS = 50  # each is embedded once (then cached): a first search stays short
 ROUTE_FLOOR = 0.3  # a predicate this far from the question is not about it
 
 
