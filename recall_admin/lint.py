@@ -7,7 +7,8 @@ from typing import Any
 
 from recall_engine.memory import Memory
 from recall_engine.text import NOTE
-from recall_engine.vocabulary import DEFAULT_THRESHOLD, similarity
+from recall_engine.matching import near_duplicates
+from recall_engine.vocabulary import DEFAULT_THRESHOLD
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,15 +30,9 @@ def lint(memory: Memory, *, threshold: float = DEFAULT_THRESHOLD, note_sample: i
         counts[c] = counts.get(c, 0) + n
     out: list[Finding] = []
     names = sorted(n for n in preds if n != NOTE)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            da, db = preds[a], preds[b]
-            if da.storage_class != db.storage_class:
-                continue
-            s = similarity(a, da.description, db)
-            if s >= threshold:
-                out.append(Finding("near_duplicate", (a, b), f"{a} and {b} look like one predicate (score {s:.2f}); "
-                                   f"merge one into the other if they mean the same"))
+    for a, b, s in near_duplicates({n: preds[n] for n in names}, threshold):
+        out.append(Finding("near_duplicate", (a, b), f"{a} and {b} look like one predicate (score {s:.2f}); "
+                           f"merge one into the other if they mean the same"))
     for a in names:
         d = preds[a]
         for x in d.excludes:

@@ -5,9 +5,10 @@
   ``auto``), each with its score, when, and the first statement filed under it (the
   write that caused it). An entry is *open* until an operator acts on the name (any
   later operator record naming it: a redefine, a merge, a split, a declaration).
-- ``suggest``: clusters of near-duplicate readable predicates. Every pair of
-  predicates of one storage class is scored with ``vocabulary.similarity`` (rapidfuzz
-  on the names, the lexical embedder on the descriptions) in both directions; pairs
+- ``suggest``: clusters of near-duplicate readable predicates. Pairs of predicates
+  of one storage class are scored by the engine's one matching rule
+  (``recall_engine.matching``: the sentence model, the antonym guard, descriptions
+  as a veto; docs/review-queues.md); pairs
   at or above the threshold (default: the engine's matching threshold) are joined
   into clusters, and pairs an operator marked "never merge" are left out. Each
   cluster suggests one merge direction: into the declared name (a registry file said
@@ -19,7 +20,6 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -30,7 +30,7 @@ from recall_engine.records import Event
 from recall_engine.registry import Definition
 from recall_engine.text import NOTE
 from recall_engine.timeline import DEFINING, LoggedRecord, Timeline
-from recall_engine.vocabulary import similarity
+from recall_engine import matching
 
 from . import review
 from .governance import Stager
@@ -49,16 +49,8 @@ def cluster_id(names: Iterable[str]) -> str:
 
 
 def pair_score(a: Definition, b: Definition) -> float:
-    """Similarity of two definitions for a merge suggestion, in [0, 1].
-
-    The names decide (``vocabulary.similarity``, the better of both directions); the
-    descriptions, when both say what they are about, can only veto: descriptions
-    that share no word at all (``plan``: "the subscription plan or tier" beside
-    ``plans``: "something the person intends to do") keep the pair below any
-    strict threshold (score times 0.85)."""
-    if a.storage_class != b.storage_class:
-        return 0.0
-    return max(similarity(a.name, a.description, b), similarity(b.name, b.description, a))
+    """Similarity of two definitions for a merge suggestion, in [0, 1] (``matching.pair_score``)."""
+    return matching.pair_score(a, b)
 
 
 # --- inbox --------------------------------------------------------------------------
@@ -285,13 +277,7 @@ def suggest(memory: Memory, threshold: float | None = None, *, include_never: bo
     thr = memory.match_threshold if threshold is None else threshold
     defs = {n: d for n, d in tl.predicates().items() if n != NOTE}
     banned = set() if include_never else never_pairs(memory)
-    edges: list[tuple[str, str, float]] = []
-    for a, b in itertools.combinations(sorted(defs), 2):
-        if pair_key(a, b) in banned:
-            continue
-        s = pair_score(defs[a], defs[b])
-        if s >= thr:
-            edges.append((a, b, s))
+    edges = matching.near_duplicates(defs, thr, skip=banned)
     if not edges:
         return []
     parent: dict[str, str] = {}

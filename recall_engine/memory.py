@@ -25,7 +25,8 @@ from .storage.base import MAX_PAIR_EVENTS, Store
 from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
-from .vocabulary import DEFAULT_THRESHOLD, best_match
+from .matching import best_match
+from .vocabulary import DEFAULT_THRESHOLD
 
 MAX_BELIEFS = 1000
 

@@ -3,17 +3,36 @@
 A hit only says which pair a question is about; the fold says what the pair
 holds, so a superseded value that ranks first answers with the current one
 (docs/semantics.md §5; fusion: docs/formats.md, "Search").
+
+Candidates come from the keyword index and the stored (lexical) vectors, as in
+the reference. With the sentence model (``recall_engine.sentence``) the
+question is also read for meaning: the predicates whose names and descriptions
+are nearest the question bring in their events for the subjects the candidates
+name ("where does alice work" reaches ``works_at``), every candidate is ranked by
+the model, and that ranking is fused with the lexical one (reciprocal rank).
+Without the model the lexical ranking is the answer, as before.
 """
 
 from __future__ import annotations
 
-from .embed import embed
+import numpy as np
+
+from . import sentence
+from .embed import embed, event_text
 from .errors import InvalidInput
 from .fold import attach_elsewhere, fold
 from .memory import MAX_BELIEFS, Memory, order_beliefs
-from .ranking import fuse_text_first, rank_pairs
+from .ranking import fuse_rrf, fuse_text_first, rank_pairs
 from .records import Belief, Event
+from .text import NOTE
+from .timeline import Timeline
+from .vocabulary import definition_text
 from .when import query_window
+
+ROUTED_PREDICATES = 3  # predicates nearest the question whose events join the candidates
+ROUTED_SUBJECTS = 5  # ... for the first subjects the lexical candidates name
+ROUTED_EVENTS = 50  # each is embedded once (then cached): a first search stays short
+ROUTE_FLOOR = 0.3  # a predicate this far from the question is not about it
 
 
 def search(memory: Memory, text: str, *, as_of: int | None = None, limit: int = 10) -> list[Belief]:
@@ -29,12 +48,14 @@ def search(memory: Memory, text: str, *, as_of: int | None = None, limit: int = 
     window = query_window(text, at)
     query = window.remainder if window is not None and window.remainder.strip() else text
     vector = embed(query)
+    tl = memory.timeline()
+    meaning = sentence.embed_texts([query])
+    qv = None if meaning is None else meaning[0]
     first: list[Event] = []
     if window is not None:
-        first = _hits(store, query, vector, limit, window.start, min(window.end, at))
-    rest = _hits(store, query, vector, width, None, at)
+        first = _hits(store, tl, query, vector, qv, limit, window.start, min(window.end, at))
+    rest = _hits(store, tl, query, vector, qv, width, None, at)
     events = [*first, *rest]
-    tl = memory.timeline()
     ranked = rank_pairs(events, tl.canonical)
     out: list[tuple[int, Belief]] = []
     for pr in ranked:
@@ -54,7 +75,9 @@ def search(memory: Memory, text: str, *, as_of: int | None = None, limit: int = 
     return order_beliefs(attach_elsewhere(page))
 
 
-def _hits(store, query: str, vector, k: int, since: int | None, until: int | None) -> list[Event]:
+def _hits(store, tl: Timeline, query: str, vector, qv, k: int, since: int | None, until: int | None) -> list[Event]:
+    if qv is not None:
+        return _model_hits(store, tl, query, vector, qv, k, since, until)
     lexical = store.keyword_search(query, k, since, until)
     if len(lexical) >= k:
         # With the lexical embedder the keyword ranking leads and vector hits only fill
@@ -65,3 +88,49 @@ def _hits(store, query: str, vector, k: int, since: int | None, until: int | Non
     by_id = {h.event.id: h.event for h in [*lexical, *vec]}
     ids = fuse_text_first([h.event.id for h in lexical], [h.event.id for h in vec], k)
     return [by_id[i] for i in ids]
+
+
+def _lexical_ranking(store, query: str, vector, k: int, since: int | None, until: int | None) -> list[Event]:
+    lexical = store.keyword_search(query, k, since, until)
+    vec = [h for h in store.vector_search(vector, k, since, until) if h.score > 1e-6]
+    by_id = {h.event.id: h.event for h in [*lexical, *vec]}
+    return [by_id[i] for i in fuse_text_first([h.event.id for h in lexical], [h.event.id for h in vec], k)]
+
+
+def _routed(store, tl: Timeline, qv: np.ndarray, subjects: list[str], since: int | None, until: int | None) -> list[Event]:
+    """Events of the predicates nearest the question in meaning, for these subjects."""
+    defs = {n: d for n, d in tl.predicates().items() if n != NOTE}
+    if not defs or not subjects:
+        return []
+    names = sorted(defs)
+    m = sentence.embed_texts([definition_text(n, defs[n].description) for n in names])
+    if m is None:
+        return []
+    sims = m @ qv
+    near = [names[i] for i in np.argsort(-sims)[:ROUTED_PREDICATES] if sims[i] >= ROUTE_FLOOR]
+    stored = [s for n in near for s in tl.stored_names(n)]
+    out: list[Event] = []
+    if not stored:
+        return out
+    for e in store.predicate_events(stored, subjects):
+        if (since is not None and e.observed_at < since) or (until is not None and e.observed_at > until):
+            continue
+        out.append(e)
+        if len(out) >= ROUTED_EVENTS:
+            break
+    return out
+
+
+def _model_hits(store, tl: Timeline, query: str, vector, qv: np.ndarray, k: int,
+                since: int | None, until: int | None) -> list[Event]:
+    """The lexical ranking fused with the model's ranking of every candidate (reciprocal rank)."""
+    lexical = _lexical_ranking(store, query, vector, k, since, until)
+    subjects = list(dict.fromkeys(e.subject for e in lexical))[:ROUTED_SUBJECTS]
+    pool = {e.id: e for e in [*lexical, *_routed(store, tl, qv, subjects, since, until)]}
+    events = list(pool.values())
+    m = sentence.embed_texts([event_text(e) for e in events])
+    if m is None or not events:
+        return lexical
+    order = np.argsort(-(m @ qv), kind="stable")
+    ids = fuse_rrf([events[i].id for i in order[:k]], [e.id for e in lexical], k)
+    return [pool[i] for i in ids]

@@ -1,26 +1,49 @@
 """Open-vocabulary name matching: is a new predicate name one we already have?
 
-Pure and deterministic. Names are compared as words after light stemming and a
-small table of words that mean the same in predicate names (prefers /
-preference / favorite); rapidfuzz scores what remains. Descriptions can only
-veto a near name (when both say what they are about and share no word). Names
-that differ by a word of opposite meaning (likes / dislikes, avoids) never
-match. Measured in benchmarks/bench_matching.py on a labelled set.
+One rule, used wherever two predicate names are compared (automatic matching on
+write, ``vocab suggest``, ``registry lint``, near-duplicate risks, the console's
+vocabulary queue); docs/review-queues.md ("How a match is decided") explains it
+with its measured figures. Pure and deterministic: the sentence model's vectors
+are an input (``texts_for`` says which texts a comparison reads, the caller
+embeds them with ``recall_engine.sentence``), never loaded here.
+
+1. Names are read as words: lower-cased, split on ``_``/``-``, British spellings
+   and common abbreviations written out (colour/color, fav/favorite, tz/time zone).
+2. Guards: a word of opposite meaning on one side only (likes / dislikes,
+   former_employer / employer, start_date / end_date, subscribed / unsubscribed)
+   gives 0 whatever else agrees.
+3. Names with the same words (in any order, separators aside, or through the
+   small table of same-meaning words) score 1.
+4. Otherwise the model decides: the cosine of the two names' embeddings. When the
+   names share words, what differs must itself mean the same (customer_email /
+   client_email), and a word added after the shared ones names another thing
+   (email / email_verified); light words (email / email_address) and grammar
+   (indent / indentation) do not count as differences.
+5. Descriptions can only veto: two real descriptions that share no word.
+
+Without vectors (the model could not load) step 4 is the lexical rule: rapidfuzz
+over the stemmed words.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping
 
 import re
+
+import numpy as np
 from rapidfuzz import fuzz
 
 from .embed import tokens
 from .registry import Definition
 from .text import NOTE
 
-DEFAULT_THRESHOLD = 0.9
+# Chosen on one half of benchmarks/name_pairs.txt (the highest recall at precision >= 0.97
+# there); benchmarks/bench_matching.py reports the other half.
+DEFAULT_THRESHOLD = 0.7
+LEXICAL_THRESHOLD = 0.9  # where the lexical rule alone was right 95% of the time (benchmarks/match_pairs.json)
 
 # Words that mean the same inside a predicate name, mapped to one stem.
 _SAME = {
@@ -43,22 +66,79 @@ _SAME = {
     "goal": "goal", "goals": "goal", "aim": "goal", "objective": "goal",
     "name": "name", "called": "name",
 }
+# British spellings and abbreviations, written out before anything is compared
+# (one word may become several: dob -> date of birth).
+_SPELLING = {
+    "colour": "color", "colours": "colors", "coloured": "colored", "favourite": "favorite",
+    "favourites": "favorites", "favour": "favor", "flavour": "flavor", "neighbour": "neighbor",
+    "neighbourhood": "neighborhood", "behaviour": "behavior", "honour": "honor", "humour": "humor",
+    "labour": "labor", "centre": "center", "metre": "meter", "litre": "liter", "theatre": "theater",
+    "catalogue": "catalog", "dialogue": "dialog", "licence": "license", "defence": "defense",
+    "programme": "program", "grey": "gray", "tyre": "tire", "analyse": "analyze", "travelled": "traveled",
+    "cancelled": "canceled", "cancelling": "canceling", "labelled": "labeled", "modelling": "modeling",
+    "jewellery": "jewelry", "pyjamas": "pajamas", "mum": "mom", "aeroplane": "airplane",
+    "fav": "favorite", "fave": "favorite", "favs": "favorites", "pref": "preference", "prefs": "preferences",
+    "num": "number", "nbr": "number", "addr": "address", "tel": "telephone", "dob": "date of birth",
+    "tz": "time zone", "timezone": "time zone", "db": "database", "repo": "repository", "pkg": "package",
+    "org": "organization", "dev": "development", "env": "environment", "qty": "quantity", "amt": "amount",
+    "msg": "message", "cfg": "configuration", "config": "configuration", "info": "information",
+    "mic": "microphone", "hq": "headquarters", "os": "operating system", "ide": "editor", "acct": "account",
+    "dept": "department", "mgr": "manager", "yr": "year", "yrs": "years", "bday": "birthday",
+}
+_E_MAIL = re.compile(r"(?<![a-z0-9])e_mail")
+_ISE = re.compile(r"^(organ|apolog|recogn|priorit|custom|personal|optim|real|author|categor|final|minim|maxim|"
+                  r"normal|summar|special|standard|util|visual|synchron|initial|serial|memor|emphas)is(e|ed|es|ing|ation|ations)$")
 # Words whose presence on one side only turns the meaning around.
 _OPPOSITE = {
     "dislikes", "dislike", "disliked", "hates", "hate", "avoids", "avoid", "not", "no", "never",
     "former", "ex", "previous", "past", "old", "stopped", "quit", "left", "gave", "sold", "lost",
     "un", "non", "anti", "without", "except", "declined", "rejected", "refuses", "won't", "cant",
+    "least", "worst", "blocked", "disabled", "unsubscribed",
 }
-_FILLER = {"the", "a", "an", "of", "to", "for", "is", "user", "users", "s"}
+# Pairs of words that name the two ends of one thing: names differing by them never match.
+_OPPOSITE_PAIRS = {
+    frozenset(p) for p in (
+        ("start", "end"), ("begin", "end"), ("first", "last"), ("min", "max"), ("minimum", "maximum"),
+        ("open", "closed"), ("opened", "closed"), ("open", "close"), ("on", "off"), ("up", "down"),
+        ("in", "out"), ("inbound", "outbound"), ("incoming", "outgoing"), ("input", "output"),
+        ("male", "female"), ("won", "lost"), ("win", "loss"), ("morning", "evening"), ("day", "night"),
+        ("enabled", "disabled"), ("added", "removed"), ("buyer", "seller"), ("source", "target"),
+        ("frontend", "backend"), ("light", "dark"), ("before", "after"), ("current", "previous"),
+        ("home", "work"), ("answered", "missed"), ("accepted", "rejected"), ("approved", "denied"),
+        ("sent", "received"), ("upload", "download"), ("import", "export"), ("high", "low"),
+        ("best", "worst"), ("most", "least"), ("top", "bottom"), ("left", "right"), ("caller", "callee"),
+        ("sender", "recipient"), ("parent", "child"), ("mother", "father"), ("sister", "brother"),
+        ("husband", "wife"), ("created", "updated"), ("created", "deleted"), ("muted", "unmuted"),
+        ("wake", "sleep"), ("bought", "sold"), ("income", "expense"), ("debit", "credit"),
+        ("pro", "con"), ("yes", "no"), ("like", "dislike"), ("likes", "dislikes"), ("likes", "wants"),
+        ("like", "want"), ("has", "wants"), ("owns", "wants"),
+    )
+}
+# Words of one kind where each names another thing: yearly_budget / monthly_budget.
+_EXCLUSIVE = (
+    {"hourly", "daily", "weekly", "monthly", "quarterly", "yearly", "annual", "annually"},
+)
+_NEGATING_PREFIXES = ("un", "dis", "de", "non", "in", "im", "ir", "il", "anti", "mis")
+# Words that add nothing to what a name is about (email / email_address, volume / volume_level).
+_LIGHT = {"number", "address", "level", "value", "name", "information", "details"}
+_FILLER = {"the", "a", "an", "of", "to", "for", "is", "user", "users", "s", "my", "their", "his", "her"}
 
 
-def _words(name: str) -> list[str]:
-    out = []
-    for w in name.lower().replace("-", "_").split("_"):
-        if not w or w in _FILLER:
-            continue
-        out.append(w)
-    return out
+@lru_cache(maxsize=65536)
+def _words(name: str) -> tuple[str, ...]:
+    """A name's words as the rule compares them: spelling and abbreviations written out, filler left out."""
+    raw = [w for w in _E_MAIL.sub("email", name.lower().replace("-", "_").replace(" ", "_")).split("_") if w]
+    out: list[str] = []
+    for i, w in enumerate(raw):
+        if w == "no" and i == len(raw) - 1 and i > 0:
+            w = "number"  # phone_no; "no" elsewhere negates
+        w = _SPELLING.get(w, w)
+        if m := _ISE.match(w):
+            w = f"{m.group(1)}iz{m.group(2)}"
+        for part in w.split():
+            if part not in _FILLER:
+                out.append(part)
+    return tuple(out)
 
 
 def stem(w: str) -> str:
@@ -72,23 +152,176 @@ def stem(w: str) -> str:
     return w
 
 
-def name_similarity(a: str, b: str) -> float:
-    """Similarity of two predicate names in [0, 1]; 0 when one reverses the other's meaning."""
+@lru_cache(maxsize=65536)
+def name_text(name: str) -> str:
+    """The text the model embeds for a name: its words, spelling and abbreviations written out."""
+    return " ".join(_words(name)) or name.lower()
+
+
+def definition_text(name: str, description: str = "") -> str:
+    """The text the model embeds for a definition: the name, then what its description is about."""
+    head = _EXAMPLES.split(description or "", maxsplit=1)[0].strip().rstrip(".,;:")
+    return f"{name_text(name)}: {head}" if head else name_text(name)
+
+
+def _negates(w: str, v: str) -> bool:
+    return any(w == p + v for p in _NEGATING_PREFIXES)
+
+
+def _ends(w: str, v: str) -> bool:
+    # reopened / closed reads as opened / closed
+    return frozenset((w, v)) in _OPPOSITE_PAIRS or (w.startswith("re") and frozenset((w[2:], v)) in _OPPOSITE_PAIRS)
+
+
+@lru_cache(maxsize=65536)
+def opposed(a: str, b: str) -> bool:
+    """Whether one name turns the other's meaning around (the antonym guard)."""
     wa, wb = _words(a), _words(b)
-    oa = {w for w in wa if w in _OPPOSITE}
-    ob = {w for w in wb if w in _OPPOSITE}
-    if oa != ob:
-        return 0.0
-    sa = sorted({s for w in wa if (s := stem(w))})
-    sb = sorted({s for w in wb if (s := stem(w))})
+    if {w for w in wa if w in _OPPOSITE} != {w for w in wb if w in _OPPOSITE}:
+        return True
+    sa, sb = set(wa), set(wb)
+    only_a, only_b = sa - sb, sb - sa
+    for w in only_a:
+        for v in only_b:
+            if _ends(w, v) or _ends(v, w) or _negates(w, v) or _negates(v, w):
+                return True
+            if any(w in group and v in group for group in _EXCLUSIVE):
+                return True
+            if {w[-2:], v[-2:]} == {"er", "ee"} and w[:-2] == v[:-2]:
+                return True  # employer / employee, caller / callee
+    # lived_in / lives_in, worked_at / works_at: a past tense first word is a former fact
+    if wa and wb and wa[0] != wb[0] and wa[1:] == wb[1:]:
+        x, y = sorted((wa[0], wb[0]), key=lambda w: w.endswith("ed"))
+        if y.endswith("ed") and x.endswith("s") and (y[:-2] == x[:-1] or y[:-1] == x[:-1]):
+            return True
+    return False
+
+
+_SUFFIXES = ("ation", "ition", "ment", "ion", "ing", "ed", "e")
+
+
+@lru_cache(maxsize=65536)
+def _key(w: str) -> str:
+    """A word's stem with its grammar taken off (indentation / indent, cancelling / cancellation)."""
+    w = stem(w)
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= (5 if suffix == "ing" else 4):
+            w = w[: -len(suffix)]
+            break
+    if len(w) > 4 and w[-1] == w[-2] and w[-1] not in "aeiou":
+        w = w[:-1]  # cancell -> cancel
+    return w
+
+
+def _compact(words: tuple[str, ...]) -> str:
+    return "".join(words)
+
+
+def _residual(words: tuple[str, ...], shared: set[str]) -> list[str]:
+    return [w for w in words if _key(w) not in shared]
+
+
+@lru_cache(maxsize=65536)
+def _split(a: str, b: str) -> tuple[tuple[str, ...], tuple[str, ...], list[str], list[str], set[str]]:
+    wa, wb = _words(a), _words(b)
+    shared = {_key(w) for w in wa} & {_key(w) for w in wb}
+    return wa, wb, _residual(wa, shared), _residual(wb, shared), shared
+
+
+_PREPOSITIONS = {"at", "in", "for", "on", "from", "with"}  # not "by": liked_by is not likes
+
+
+def _stems(words: tuple[str, ...]) -> set[str]:
+    # works_at / works_for / employer: the table's stems, prepositions aside
+    return {stem(w) for w in words if w not in _PREPOSITIONS} or {stem(w) for w in words}
+
+
+@lru_cache(maxsize=65536)
+def same_words(a: str, b: str) -> bool:
+    """Names with the same words, whatever their order, separators, grammar or light words."""
+    wa, wb = _words(a), _words(b)
+    if not wa or not wb:
+        return False
+    if _compact(wa) == _compact(wb) or _stems(wa) == _stems(wb):
+        return True
+    ka = {_key(w) for w in wa if w not in _LIGHT} or {_key(w) for w in wa}
+    kb = {_key(w) for w in wb if w not in _LIGHT} or {_key(w) for w in wb}
+    return ka == kb
+
+
+def texts_for(a: str, b: str, description_a: str = "", description_b: str = "") -> list[str]:
+    """The texts whose vectors the rule reads to compare two names (and their descriptions)."""
+    _, _, ra, rb, shared = _split(a, b)
+    out = [name_text(a), name_text(b)]
+    if shared and ra and rb:
+        out += [" ".join(ra), " ".join(rb)]
+    if _described(description_a) and _described(description_b):
+        out += [definition_text(a, description_a), definition_text(b, description_b)]
+    return out
+
+
+def _described(description: str) -> bool:
+    return bool(_EXAMPLES.split(description or "", maxsplit=1)[0].strip())
+
+
+def lexical_similarity(a: str, b: str) -> float:
+    """The rule without the model: rapidfuzz over the stemmed words (the fallback).
+
+    Put on the model's scale (piecewise linear, LEXICAL_THRESHOLD onto
+    DEFAULT_THRESHOLD) so one threshold serves both."""
+    s = _lexical(a, b)
+    if s >= LEXICAL_THRESHOLD:
+        return DEFAULT_THRESHOLD + (s - LEXICAL_THRESHOLD) * (1 - DEFAULT_THRESHOLD) / (1 - LEXICAL_THRESHOLD)
+    return s * DEFAULT_THRESHOLD / LEXICAL_THRESHOLD
+
+
+def _lexical(a: str, b: str) -> float:
+    sa = sorted({s for w in _words(a) if (s := stem(w))})
+    sb = sorted({s for w in _words(b) if (s := stem(w))})
     if not sa or not sb:
         return 0.0
-    if sa == sb:
-        return 1.0
     # Each side's words must mostly find a close partner on the other side.
     ratio = fuzz.token_sort_ratio(" ".join(sa), " ".join(sb)) / 100.0
     overlap = len(set(sa) & set(sb)) / max(len(sa), len(sb))
     return min(ratio, 0.5 + 0.5 * overlap) if overlap < 1 else ratio
+
+
+def _cos(vectors: Mapping[str, np.ndarray], x: str, y: str) -> float:
+    return max(0.0, min(1.0, float(np.dot(vectors[x], vectors[y]))))
+
+
+TAIL_PENALTY = 0.8  # a heavy word added after the shared ones names another thing: below any strict threshold
+
+
+def name_similarity(a: str, b: str, vectors: Mapping[str, np.ndarray] | None = None) -> float:
+    """Similarity of two predicate names in [0, 1]; 0 when one reverses the other's meaning.
+
+    ``vectors`` maps each of ``texts_for(a, b)`` to its unit vector from the
+    sentence model; without them (or with any missing) the lexical rule decides.
+    """
+    if opposed(a, b):
+        return 0.0
+    wa, wb, ra, rb, shared = _split(a, b)
+    if not wa or not wb:
+        return 0.0
+    if same_words(a, b):
+        return 1.0
+    if vectors is None or any(t not in vectors for t in texts_for(a, b)):
+        return lexical_similarity(a, b)
+    full = _cos(vectors, name_text(a), name_text(b))
+    if not shared:
+        return full
+    if ra and rb:
+        # what the names do not share must mean the same too: customer_email / client_email
+        return (2 * full + _cos(vectors, " ".join(ra), " ".join(rb))) / 3
+    longer, extra = (wa, ra) if ra else (wb, rb)
+    last_shared = max(i for i, w in enumerate(longer) if _key(w) in shared)
+    tail = [w for i, w in enumerate(longer) if i > last_shared and w in extra]
+    # a state in front names another thing too: resolved_objection / objection
+    states = [w for w in extra if w.endswith("ed") and w not in _SAME]
+    if states or any(w not in _LIGHT for w in tail):
+        return full * TAIL_PENALTY  # email / email_verified, os / os_version
+    return full
 
 
 # Words that say nothing about what a description is about.
@@ -100,7 +333,7 @@ _DESCRIPTION_STOP = frozenset(
     usually exactly few words word""".split()
 )
 _EXAMPLES = re.compile(r"\be\.g\.|\bfor example\b|\bsuch as\b", re.IGNORECASE)
-DESCRIPTION_VETO = 0.85  # a near name whose description is about something else drops below any strict threshold
+DESCRIPTION_VETO = 0.6  # a near name whose description is about something else drops below the threshold
 
 
 def description_words(text: str) -> set[str]:
@@ -115,23 +348,83 @@ def descriptions_disagree(a: str, b: str) -> bool:
     return len(wa) >= 2 and len(wb) >= 2 and not (wa & wb)
 
 
-def similarity(name: str, description: str, other: Definition) -> float:
+def similarity(
+    name: str, description: str, other: Definition, vectors: Mapping[str, np.ndarray] | None = None
+) -> float:
     """How likely ``name`` (described by ``description``) means ``other``, in [0, 1].
 
     The names decide; descriptions, when both say what they are about, can only
     veto: ``plans`` ("something the person intends to do") is not ``plan`` ("the
     subscription tier") however close the names are.
     """
-    n = name_similarity(name, other.name)
+    n = name_similarity(name, other.name, vectors)
+    if 0 < n < 1 and vectors is not None and _described(description) and _described(other.description):
+        # the model reads the name together with its description: both readings count
+        x, y = definition_text(name, description), definition_text(other.name, other.description)
+        if x in vectors and y in vectors:
+            n = (n + _cos(vectors, x, y)) / 2
     if n > 0 and descriptions_disagree(description, other.description):
         return n * DESCRIPTION_VETO
     return n
+
+
+def pair_score(a: Definition, b: Definition, vectors: Mapping[str, np.ndarray] | None = None) -> float:
+    """Similarity of two definitions (0 across storage classes), the same in both directions."""
+    if a.storage_class != b.storage_class:
+        return 0.0
+    return max(similarity(a.name, a.description, b, vectors), similarity(b.name, b.description, a, vectors))
+
+
+def candidate_pairs(defs: list[Definition], matrix: np.ndarray, threshold: float) -> list[tuple[int, int]]:
+    """Index pairs (i < j, one storage class) that may score at or above ``threshold``.
+
+    ``matrix`` holds each definition's ``name_text`` vector (unit rows). A name
+    pair's model score never exceeds its name cosine, and a described pair's
+    average is at most (cosine + 1) / 2, so nothing below those bounds is read;
+    names with the same words are always candidates.
+    """
+    n = len(defs)
+    out: set[tuple[int, int]] = set()
+    keys: dict[tuple[str, object], set[int]] = {}
+    for i, d in enumerate(defs):
+        w = _words(d.name)
+        for k in (_compact(w), frozenset(_stems(w)), frozenset(_key(x) for x in w if x not in _LIGHT)):
+            keys.setdefault((d.storage_class, k), set()).add(i)
+    for group in keys.values():
+        members = sorted(group)
+        out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
+    floor = (3 * threshold - 1) / 2
+    classes = np.array([d.storage_class for d in defs])
+    block = 1024
+    for start in range(0, n, block):
+        sims = matrix[start:start + block] @ matrix.T
+        rows, cols = np.nonzero(sims >= floor)
+        for r, c in zip(rows.tolist(), cols.tolist()):
+            i = start + r
+            if i < c and classes[i] == classes[c]:
+                out.add((i, c))
+    return sorted(out)
 
 
 @dataclass(frozen=True, slots=True)
 class Match:
     name: str
     score: float
+
+
+def candidates_of(
+    name: str, storage_class: str, candidates: Mapping[str, Definition], cardinality: str | None = None
+) -> list[str]:
+    """The existing predicates a new name may be matched into (sorted)."""
+    out = []
+    for cand in sorted(candidates):
+        d = candidates[cand]
+        if cand == NOTE or cand == name or d.storage_class != storage_class:
+            continue
+        if cardinality and d.cardinality != cardinality:
+            continue
+        out.append(cand)
+    return out
 
 
 def best_match(
@@ -142,20 +435,20 @@ def best_match(
     description: str = "",
     cardinality: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
+    vectors: Mapping[str, np.ndarray] | None = None,
 ) -> Match | None:
     """The existing predicate a new name most likely means, if it scores at or above the threshold."""
     if threshold < 0:
         return None
-    best: Match | None = None
-    for cand in sorted(candidates):
-        d = candidates[cand]
-        if cand == NOTE or cand == name or d.storage_class != storage_class:
-            continue
-        if cardinality and d.cardinality != cardinality:
-            continue
-        s = similarity(name, description, d)
-        if best is None or s > best.score:
-            best = Match(cand, s)
-    if best is not None and best.score >= threshold:
-        return best
-    return None
+    scored = [(similarity(name, description, candidates[c], vectors), c)
+              for c in candidates_of(name, storage_class, candidates, cardinality)]
+    return pick(name, scored, threshold)
+
+
+def pick(name: str, scored: list[tuple[float, str]], threshold: float) -> Match | None:
+    """The best-scoring candidate at or above the threshold; among equal scores the one
+    spelled most like ``name`` (favourite_color goes to favorite_colour, not fav_color)."""
+    if not scored:
+        return None
+    s, cand = max(scored, key=lambda sc: (sc[0], fuzz.ratio(name, sc[1]), sc[1]))
+    return Match(cand, s) if s >= threshold else None

@@ -165,7 +165,7 @@ def root(
         Optional[float],
         typer.Option("--match-threshold", envvar="RECALL_MATCH_THRESHOLD", metavar="X",
                      help="Open vocabulary: how near a new name must be to file it under an existing predicate "
-                          "(default 0.9; negative turns matching off)."),
+                          "(default 0.7; negative turns matching off)."),
     ] = None,
 ) -> None:
     state_ = state(ctx)

@@ -1,8 +1,9 @@
-"""Matching quality of vocabulary suggestions, and the rules of ``vocab suggest``.
+"""The one matching rule (recall_engine/vocabulary.py + matching.py), and the rules of ``vocab suggest``.
 
-The labelled set is ``benchmarks/match_pairs.json`` (at least 50 same-meaning and
-50 different-meaning predicate name pairs); at the engine's default threshold the
-merge suggestions must be right at least 95% of the time.
+Quality is measured on ``benchmarks/name_pairs.txt`` (320 labelled pairs over the five
+starter domains): the threshold was chosen on one half, the other half must keep
+precision >= 0.95 and recall >= 0.6 (docs/review-queues.md). The older
+``benchmarks/match_pairs.json`` was tuned against; it only guards against collapse.
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.bench_matching import confusion, load_pairs, scores
 from recall_admin import vocab
 from recall_admin.vocab import pair_score
-from recall_engine.vocabulary import descriptions_disagree
+from recall_engine import matching
+from recall_engine.vocabulary import (
+    DEFAULT_THRESHOLD, best_match, descriptions_disagree, name_similarity, name_text, opposed, texts_for,
+)
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.registry import Definition, RegistryRecord
 from recall_engine.storage import open_backend
-from recall_engine.vocabulary import DEFAULT_THRESHOLD
 
 PAIRS = Path(__file__).resolve().parents[2] / "benchmarks" / "match_pairs.json"
 
@@ -32,38 +36,91 @@ def labelled() -> list[dict]:
     return json.loads(PAIRS.read_text(encoding="utf-8"))["pairs"]
 
 
-def test_the_labelled_set_is_large_enough_and_well_formed():
-    pairs = labelled()
-    assert sum(p["same"] for p in pairs) >= 50
-    assert sum(not p["same"] for p in pairs) >= 50
-    seen = set()
-    for p in pairs:
-        assert isinstance(p["same"], bool) and p["a"] != p["b"]
-        key = tuple(sorted((p["a"], p["b"])))
-        assert key not in seen, key
-        seen.add(key)
+def test_the_labelled_sets_are_large_enough_and_well_formed():
+    pairs = load_pairs()
+    assert len(pairs) >= 300
+    assert {p["domain"] for p in pairs} == {"coding", "support", "sales", "personal-assistant", "voice"}
+    assert sum(p["same"] for p in pairs) >= 120 and sum(not p["same"] for p in pairs) >= 120
+    assert {p["half"] for p in pairs} == {"tune", "held-out"}
+    for group in (pairs, labelled()):
+        seen = set()
+        for p in group:
+            assert p["a"] != p["b"]
+            key = tuple(sorted((p["a"], p["b"])))
+            assert key not in seen, key
+            seen.add(key)
 
 
-def test_precision_at_the_default_threshold():
-    tp = fp = fn = 0
-    for p in labelled():
-        s = pair_score(d(p["a"], p.get("a_description", "")), d(p["b"], p.get("b_description", "")))
-        if s >= DEFAULT_THRESHOLD:
-            tp, fp = (tp + 1, fp) if p["same"] else (tp, fp + 1)
-        elif p["same"]:
-            fn += 1
-    precision = tp / (tp + fp)
-    recall = tp / (tp + fn)
-    assert precision >= 0.95, (precision, recall)
-    assert recall >= 0.6, recall  # reported by benchmarks/bench_matching.py; guard against collapse
+def test_held_out_precision_and_recall_at_the_shipped_threshold():
+    pairs = [p for p in load_pairs() if p["half"] == "held-out"]
+    r = confusion(pairs, scores(pairs, lexical=False), DEFAULT_THRESHOLD)
+    assert r["precision"] >= 0.95, r
+    assert r["recall"] >= 0.6, r
+
+
+def test_the_old_set_does_not_collapse():
+    r = confusion(labelled(), scores(labelled(), lexical=False), DEFAULT_THRESHOLD)
+    assert r["precision"] >= 0.9 and r["recall"] >= 0.8, r
+
+
+OPPOSITES = [
+    ("likes", "dislikes"), ("avoids", "likes"), ("uses_technology", "avoids_technology"),
+    ("open_task", "completed_task"), ("owns", "gave_away"), ("current_city", "previous_city"),
+    ("former_employer", "employer"), ("start_date", "end_date"), ("employer", "employee"),
+    ("works_at", "worked_at"), ("subscribed", "unsubscribed"), ("yearly_budget", "monthly_budget"),
+    ("reopened_tickets", "closed_tickets"), ("lights_on", "lights_off"), ("favorite_food", "least_favorite_food"),
+]
+
+
+@pytest.mark.parametrize("a,b", OPPOSITES)
+def test_names_of_opposite_meaning_are_never_suggested(a, b):
+    assert pair_score(d(a), d(b)) < DEFAULT_THRESHOLD
 
 
 @pytest.mark.parametrize("a,b", [
-    ("likes", "dislikes"), ("avoids", "likes"), ("uses_technology", "avoids_technology"),
-    ("open_task", "completed_task"), ("owns", "gave_away"), ("current_city", "previous_city"),
+    ("likes", "dislikes"), ("former_employer", "employer"), ("start_date", "end_date"),
+    ("employer", "employee"), ("works_at", "worked_at"), ("subscribed", "unsubscribed"),
+    ("mic_muted", "mic_unmuted"), ("reopened_tickets", "closed_tickets"),
 ])
-def test_names_of_opposite_meaning_are_never_suggested(a, b):
+def test_the_antonym_guard_scores_zero_whatever_the_vectors_say(a, b):
+    assert opposed(a, b) and opposed(b, a)
+    fake = {t: [1.0, 0.0] for t in texts_for(a, b)}  # the model claiming the two are identical
+    assert name_similarity(a, b, fake) == 0.0
+
+
+@pytest.mark.parametrize("a,b", [
+    ("email", "email_verified"), ("os", "os_version"), ("api_key", "api_key_expiry"), ("objection", "resolved_objection"),
+])
+def test_a_word_that_names_another_thing_keeps_related_names_apart(a, b):
     assert pair_score(d(a), d(b)) < DEFAULT_THRESHOLD
+
+
+@pytest.mark.parametrize("a,b", [
+    ("fav_color", "favorite_colour"), ("favourite_color", "favorite_colour"), ("colour_scheme", "color_scheme"),
+    ("organisation", "organization"), ("e_mail", "email"), ("phone_no", "phone_number"), ("tz", "time_zone"),
+    ("preferred_editor", "editor_preference"), ("pet_name", "name_of_pet"), ("email", "email_address"),
+    ("employer", "works_at"), ("indent_style", "indentation_style"),
+])
+def test_spelling_abbreviations_word_order_and_light_words_do_not_separate_names(a, b):
+    assert pair_score(d(a), d(b)) == 1.0
+
+
+def test_spelling_is_written_out_before_the_model_reads_a_name():
+    assert name_text("fav_colour") == name_text("favorite-color") == "favorite color"
+    assert name_text("dob") == name_text("date_of_birth")
+
+
+def test_the_model_finds_synonyms_no_table_lists():
+    assert pair_score(d("car_model"), d("vehicle_model")) >= DEFAULT_THRESHOLD
+    assert pair_score(d("doctor"), d("physician")) >= DEFAULT_THRESHOLD
+    assert pair_score(d("python_version"), d("node_version")) < DEFAULT_THRESHOLD
+
+
+def test_a_tie_goes_to_the_name_spelled_most_alike():
+    regs = {"fav_color": d("fav_color"), "favorite_colour": d("favorite_colour")}
+    assert best_match("favourite_color", "string", regs).name == "favorite_colour"
+    assert matching.best_match("favourite_color", "string", regs).name == "favorite_colour"
+    assert matching.best_match("fav_colour", "string", regs).name == "fav_color"
 
 
 def test_the_scores_are_symmetric_and_need_one_storage_class():
@@ -71,6 +128,8 @@ def test_the_scores_are_symmetric_and_need_one_storage_class():
     assert pair_score(a, b) == pair_score(b, a) == 1.0
     assert pair_score(d("budget", value_type="number"), d("budget_text")) == 0.0
     assert pair_score(d("deal_value", value_type="number"), d("value_of_deal", value_type="number")) == 1.0
+    x, y = d("customer_email"), d("client_email")
+    assert pair_score(x, y) == pair_score(y, x)
 
 
 def test_descriptions_that_share_nothing_veto_a_name_match():
@@ -83,6 +142,18 @@ def test_descriptions_that_share_nothing_veto_a_name_match():
     assert pair_score(d("plans"), plan) == 1.0
     # examples are not what a description is about
     assert not descriptions_disagree("The shell someone uses, e.g. fish", "Shell preferred at the command line")
+
+
+def test_near_duplicates_over_many_names_is_the_pairwise_rule():
+    names = ["car_model", "vehicle_model", "start_date", "end_date", "fav_color", "favorite_colour",
+             "doctor", "physician", "email", "email_verified", "budget"]
+    defs = {n: d(n) for n in names}
+    found = {(a, b) for a, b, _ in matching.near_duplicates(defs)}
+    every = {(a, b) for i, a in enumerate(sorted(names)) for b in sorted(names)[i + 1:]
+             if matching.pair_score(defs[a], defs[b]) >= DEFAULT_THRESHOLD}
+    assert found == every
+    assert ("car_model", "vehicle_model") in found and ("fav_color", "favorite_colour") in found
+    assert ("end_date", "start_date") not in found
 
 
 # --- suggest on a real store -----------------------------------------------------------

