@@ -128,6 +128,7 @@ def test_an_audit_bundle_carries_the_withdrawal_and_replays_the_same_answers(sto
 
 def test_unrelated_first_use_under_an_open_vocabulary_leaves_a_plan_valid(backend_url, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("RECALL_MATCH_THRESHOLD", "-1")  # employer stays its own name until the operator merges it
     cli = Cli(backend_url, CliRunner())
     cli.ok("init", "--registry", "coding", "--registry", "personal-assistant", "--open")
     remember(cli, "dave", "employer", "Acme", "2026-01-01")
@@ -140,6 +141,7 @@ def test_unrelated_first_use_under_an_open_vocabulary_leaves_a_plan_valid(backen
 
 def test_a_write_to_a_pair_in_scope_or_a_new_name_merged_in_stales_the_plan(backend_url, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("RECALL_MATCH_THRESHOLD", "-1")  # employer stays its own name until the operator merges it
     cli = Cli(backend_url, CliRunner())
     cli.ok("init", "--registry", "coding", "--registry", "personal-assistant", "--open")
     remember(cli, "dave", "employer", "Acme", "2026-01-01")
