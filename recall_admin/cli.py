@@ -562,6 +562,7 @@ def _register_extensions() -> None:
     cli_governance.register_registry_load(registry_app)
     cli_queues.register(app)
     cli_data.register(app, registry_app)
+    from . import cli_agents; cli_agents.register(app)  # mcp, serve, key (docs/agents.md)
     # Packages that build on recall_admin (the `tui` console) add their commands through
     # this entry-point group, so the arrows keep pointing one way: tui -> recall_admin.
     from importlib.metadata import entry_points
