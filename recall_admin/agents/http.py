@@ -4,19 +4,17 @@ Routes: ``POST /mcp`` (MCP streamable HTTP, stateless, JSON answers), ``POST /v1
 (the tool's arguments as the JSON body), ``GET /healthz``. One gate in front of /mcp and
 /v1 reads the body up to the size limit (413), checks the bearer key (401) and the key's
 request rate (429), each refused with the CLI's JSON error envelope. The key decides the
-collection; nothing in a request names one. Engine work runs on one worker thread per
-process, so the store sees one caller at a time; the server keeps no state a second
+collection; nothing in a request names one. Engine work runs on the event loop, one call
+at a time per process; the server keeps no state a second
 server would need (keys are re-read from the store), so several servers can share one
 PostgreSQL. See docs/agents.md.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -77,13 +75,17 @@ class Agents:
         self.keys = KeyRing(backend)
         self.match_threshold = match_threshold
         self.clock = clock
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-engine")
         self._boxes: dict[str, Toolbox] = {}
         self._buckets: dict[str, Bucket] = {}
         self._lock = threading.Lock()
 
     async def engine(self, fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(self.worker, fn, *args)
+        """Engine work, run on the event loop's own thread, one call at a time.
+
+        The store takes one writer at a time anyway; handing each call to a worker thread
+        and back cost more than the call on a busy machine (the GIL's switch interval and
+        the scheduler at every hop; benchmarks/bench_agents.py)."""
+        return fn(*args)
 
     def toolbox(self, key: Key) -> Toolbox:
         box = self._boxes.get(key.id)
@@ -105,7 +107,7 @@ class Agents:
         return bool(getattr(self.backend, "read_only", False))
 
     def call(self, key: Key, name: str, args: Any) -> dict[str, Any]:
-        """One tool call for a key, on the worker thread; the key is checked again (revoked since?)."""
+        """One tool call for a key (checked by the gate for this very request)."""
         return self.toolbox(key).call(name, args)
 
     def admit(self, key: Key) -> None:
@@ -121,7 +123,7 @@ class Agents:
                 )
 
     def close(self) -> None:
-        self.worker.shutdown(wait=True)
+        return None
 
 
 # --- ASGI plumbing ----------------------------------------------------------------------

@@ -9,7 +9,10 @@ the codes the CLI uses (docs/agents.md).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import stat
 from typing import Any, Awaitable, Callable
 
 import mcp.types as types
@@ -21,6 +24,7 @@ from ..display import json_safe
 from .tools import TOOLS, Toolbox
 
 SERVER_NAME = "recall"
+MAX_MESSAGE_BYTES = 64 << 20
 INSTRUCTIONS = (
     "Typed long-term memory. Call predicates first to learn the vocabulary; remember one statement "
     "per call; recall before answering from memory. Every answer is {ok, data} or {ok: false, error: "
@@ -86,6 +90,53 @@ def build_server(run: Runner, *, writable: bool | None = None) -> Server:
     )
 
 
+class _PipeLines:
+    """Lines of a pipe read on the event loop itself.
+
+    The SDK's default stdin reader hands every line to a worker thread and back; on a
+    busy machine each hop waits for the scheduler, which came to milliseconds per call
+    (benchmarks/bench_agents.py). A pipe can be read by the loop directly."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> "_PipeLines":
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _FdWriter:
+    """Whole messages written straight to a file descriptor (a message is one line)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    async def flush(self) -> None:
+        return None
+
+
+async def _pipes() -> tuple[Any, Any] | None:
+    """stdin and stdout for the SDK's stdio transport, when stdin is a pipe; None otherwise."""
+    if not stat.S_ISFIFO(os.fstat(0).st_mode):
+        return None
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", closefd=False))
+    out = os.dup(1)
+    os.dup2(2, 1)  # stray prints go to stderr, never onto the wire
+    return _PipeLines(reader), _FdWriter(out)
+
+
 async def serve_stdio(toolbox: Toolbox) -> None:
     """One agent over stdin/stdout. Calls run in turn on this thread: one client, one store."""
     from mcp.server.stdio import stdio_server
@@ -94,5 +145,6 @@ async def serve_stdio(toolbox: Toolbox) -> None:
         return toolbox.call(name, args)
 
     server = build_server(run, writable=toolbox.writable)
-    async with stdio_server() as (read, write):
+    pipes = await _pipes()
+    async with (stdio_server(*pipes) if pipes else stdio_server()) as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -62,7 +62,7 @@ def agent(port: int, key: str, todo: list[dict[str, Any]], failures: list[Any]) 
     try:
         for st in todo:
             body = json.dumps({"subject": st["subject"], "predicate": st["predicate"], "value": st["value"],
-                               "at": rfc3339(st["at_ns"])})
+                               "at": rfc3339(st["at_ns"])}).encode()  # one packet: no Nagle delay
             conn.request("POST", "/v1/remember", body=body,
                          headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
             resp = conn.getresponse()
