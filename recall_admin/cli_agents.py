@@ -115,17 +115,18 @@ def serve(
     rate: Annotated[float, typer.Option("--rate", metavar="N", help="Requests a second per key (429 above).")] = 100.0,
 ) -> None:
     """Serve the memory tools to many agents over HTTP: /mcp, /v1/<tool>, /healthz; bearer keys."""
-    import uvicorn
-
     from recall_engine.errors import InvalidInput
 
-    from .agents.http import Agents, Limits, build_app
     from .agents.serving import single_server_lock
 
     if max_body < 1 or max_value < 1 or not rate > 0:
         raise InvalidInput("--max-body, --max-value and --rate must be positive")
     state = _state(ctx)
     with _backend(state) as backend, single_server_lock(backend):
+        import uvicorn  # the HTTP stack loads only once this process may serve
+
+        from .agents.http import Agents, Limits, build_app
+
         agents = Agents(backend, Limits(max_body=max_body, max_value=max_value, rate=rate),
                         match_threshold=state.match_threshold)
         app = build_app(agents, host=host)

@@ -141,15 +141,21 @@ class KeyRing:
             for e in store.all_events(after_position=self._position):
                 if e.subject != KEY_SUBJECT or e.retraction or not isinstance(e.value, str):
                     continue
-                rec = json.loads(e.value)
-                if e.predicate == CREATED:
-                    self._keys.setdefault(rec["id"], Key(
-                        id=rec["id"], namespace=rec["namespace"], hash=rec["hash"], created=e.observed_at,
-                        expires=rec.get("expires"), read_only=bool(rec.get("read_only")),
-                    ))
-                elif e.predicate == REVOKED:
-                    first = self._revoked.get(rec["id"])
-                    self._revoked[rec["id"]] = e.observed_at if first is None else min(first, e.observed_at)
+                try:
+                    rec = json.loads(e.value)
+                    kid = str(rec["id"])
+                    if e.predicate == CREATED:
+                        if not isinstance(rec.get("expires"), (int, type(None))):
+                            raise TypeError("expires")
+                        key = Key(id=kid, namespace=check_namespace(rec["namespace"]), hash=str(rec["hash"]),
+                                  created=e.observed_at, expires=rec.get("expires"),
+                                  read_only=bool(rec.get("read_only")))
+                        self._keys.setdefault(kid, key)
+                    elif e.predicate == REVOKED:
+                        first = self._revoked.get(kid)
+                        self._revoked[kid] = e.observed_at if first is None else min(first, e.observed_at)
+                except (ValueError, KeyError, TypeError, InvalidInput):
+                    continue  # a record no key command wrote grants nothing
             for kid, at in self._revoked.items():
                 if kid in self._keys:
                     self._keys[kid].revoked = at
