@@ -108,6 +108,9 @@ def test_every_tool_answers_as_the_cli_json_does(store):
             rep = await ok(s, "remember", subject="user", predicate="uses_technology", value="rust",
                            replaces=[{"predicate": "uses_technology", "value": "go"}])
             assert rep["unreplaced"] == [{"predicate": "uses_technology", "value": "go", "reason": "never believed"}]
+            await ok(s, "remember", subject="user", predicate="prefers_language", value="rust")
+            lang = await ok(s, "recall", subject="user", predicate="prefers_language")
+            assert [(e["predicate"], e["value"]) for e in lang["beliefs"][0]["elsewhere"]] == [("uses_technology", "rust")]
             budget = await ok(s, "remember", subject="user", predicate="budget", value="8000")
             assert budget["stored"]["value"] == 8000  # text typed by the predicate, as on the command line
 
@@ -116,7 +119,8 @@ def test_every_tool_answers_as_the_cli_json_does(store):
             assert await ok(s, "recall", subject="user", predicate="prefers_editor", as_of="2026-01-15") \
                 == cli_ok(store, "recall", "user", "prefers_editor", "--as-of", "2026-01-15")
             profile = await ok(s, "recall", subject="user")
-            assert {b["predicate"] for b in profile["beliefs"]} == {"prefers_editor", "uses_technology", "budget"}
+            assert {b["predicate"] for b in profile["beliefs"]} == \
+                {"prefers_editor", "uses_technology", "prefers_language", "budget"}
 
             hist = await ok(s, "history", subject="user", predicate="prefers_editor")
             assert hist == cli_ok(store, "history", "user", "prefers_editor")
