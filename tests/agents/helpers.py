@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-import pytest
 from typer.testing import CliRunner
 
 from recall_admin.cli import app
