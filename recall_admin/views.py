@@ -69,8 +69,16 @@ def explain_view(memory: Memory, subject: str, predicate: str, as_of: int | None
         "reasons": [r.to_json() for r in x.reasons],
         "rules": [r.to_json() for r in x.rules],
         "steps": [s.to_json() for s in x.steps],
-        "events": [e.to_json() for e in x.events],
+        "events": _with_writers(memory, x.events),
     }
+
+
+def _with_writers(memory: Memory, events: list) -> list[dict[str, Any]]:
+    """Events as JSON; one an agent wrote says which key (docs/agents.md)."""
+    from .agents.attribution import written_by
+
+    writers = written_by(memory.store, [e.id for e in events])
+    return [{**e.to_json(), **({"written_by": writers[e.id]} if e.id in writers else {})} for e in events]
 
 
 def search_view(memory: Memory, text: str, as_of: int | None = None, limit: int = 10) -> dict[str, Any]:

@@ -27,7 +27,11 @@ REGISTRY_SUBJECT = "recall:registry"
 REGISTRY_PREDICATE = "registry_change"
 REVIEW_SUBJECT = "recall:review"
 REVIEW_PREDICATE = "review_decision"
-RESERVED_PAIRS = frozenset({(REGISTRY_SUBJECT, REGISTRY_PREDICATE), (REVIEW_SUBJECT, REVIEW_PREDICATE)})
+WRITER_SUBJECT = "recall:agents"  # which agent key wrote an event (recall_admin.agents.attribution)
+WRITER_PREDICATE = "written_by"
+RESERVED_PAIRS = frozenset(
+    {(REGISTRY_SUBJECT, REGISTRY_PREDICATE), (REVIEW_SUBJECT, REVIEW_PREDICATE), (WRITER_SUBJECT, WRITER_PREDICATE)}
+)
 
 
 def event_id(subject: str, predicate: str, value: object, retraction: bool, observed_at: int) -> str:

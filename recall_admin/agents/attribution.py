@@ -1,0 +1,58 @@
+"""Which agent wrote an event: one reserved record per written event, in the same append.
+
+A store used by an agent is wrapped in ``AttributedStore``: every batch it appends
+carries, in the same transaction, one ``recall:agents / written_by`` event per event,
+whose value is the written event's id and whose evidence names the writer (the key id
+and namespace, or the local MCP server and its operator). Events are immutable, so the
+record cannot be overwritten; agents cannot write ``recall:`` subjects, so they cannot
+forge one. ``written_by`` looks records up by value (an index read). See docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+from recall_engine.records import WRITER_PREDICATE, WRITER_SUBJECT, Event, make_event
+from recall_engine.storage.base import MAX_PAIR_EVENTS, Store
+from recall_engine.values import value_key
+
+
+def writer_record(event: Event, writer: dict[str, str]) -> Event:
+    return make_event(
+        WRITER_SUBJECT, WRITER_PREDICATE, event.id, event.observed_at, source="tool_result",
+        evidence=json.dumps(writer, sort_keys=True, separators=(",", ":")),
+    )
+
+
+class AttributedStore:
+    """A store whose appends record their writer; everything else is the wrapped store's."""
+
+    def __init__(self, store: Store, writer: dict[str, str]) -> None:
+        self._store = store
+        self.writer = dict(writer)
+
+    def append(self, events: Sequence[Event]) -> int:
+        events = list(events)
+        return self._store.append([*events, *(writer_record(e, self.writer) for e in events)])
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+def written_by(store: Store, event_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The writer of each of these events that an agent wrote (others are left out)."""
+    ids = sorted(set(event_ids))
+    out: dict[str, dict[str, Any]] = {}
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        for e in store.value_events(WRITER_SUBJECT, [value_key(x) for x in chunk], limit=MAX_PAIR_EVENTS):
+            if e.predicate != WRITER_PREDICATE or e.retraction or not isinstance(e.value, str):
+                continue
+            try:
+                writer = json.loads(e.evidence)
+            except ValueError:
+                continue
+            if isinstance(writer, dict):
+                out.setdefault(e.value, writer)
+    return out

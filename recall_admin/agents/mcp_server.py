@@ -1,0 +1,150 @@
+"""The tools as an MCP server (the official SDK's low-level server), over stdio or HTTP.
+
+The low-level server takes the tools' own JSON schemas as they are (``diff`` has an
+argument named ``from``, which no Python function can take). A tool's answer is the
+CLI's JSON envelope, as structured content and as text; an error is the envelope
+``{"ok": false, "error": {"code", "message"}}`` in a result marked ``is_error``, with
+the codes the CLI uses (docs/agents.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+from typing import Any, Awaitable, Callable
+
+import mcp.types as types
+from mcp.server.lowlevel import Server
+
+from recall_engine.errors import RecallError
+
+from ..display import json_safe
+from .tools import TOOLS, Toolbox
+
+SERVER_NAME = "recall"
+MAX_MESSAGE_BYTES = 64 << 20
+INSTRUCTIONS = (
+    "Typed long-term memory. Call predicates first to learn the vocabulary; remember one statement "
+    "per call; recall before answering from memory. Every answer is {ok, data} or {ok: false, error: "
+    "{code, message}}."
+)
+
+# Runs one tool call for the request at hand: (request context, tool name, arguments) -> data.
+Runner = Callable[[Any, str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def envelope_ok(data: Any) -> dict[str, Any]:
+    return {"ok": True, "data": data}
+
+
+def envelope_error(code: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"code": code, "message": message}}
+
+
+def error_of(e: BaseException) -> dict[str, Any]:
+    if isinstance(e, RecallError):
+        return envelope_error(e.code, e.message)
+    return envelope_error("internal_error", f"internal error: {type(e).__name__}: {e}".rstrip(": "))
+
+
+def dumps(doc: Any) -> str:
+    return json_safe(json.dumps(doc, ensure_ascii=False, separators=(",", ":")))
+
+
+def tool_list(writable: bool | None = None) -> list[types.Tool]:
+    out = []
+    for t in TOOLS.values():
+        desc = t.description
+        if t.writes and writable is False:
+            desc += " (This server is read-only: the call is refused with code read_only.)"
+        out.append(types.Tool(
+            name=t.name, description=desc, input_schema=t.schema,
+            annotations=types.ToolAnnotations(
+                read_only_hint=not t.writes, destructive_hint=False, idempotent_hint=t.name != "remember",
+                open_world_hint=False,
+            ),
+        ))
+    return out
+
+
+def build_server(run: Runner, *, writable: bool | None = None) -> Server:
+    """A low-level MCP server whose tool calls go through ``run``."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tool_list(writable))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            doc = envelope_ok(await run(ctx, params.name, dict(params.arguments or {})))
+            failed = False
+        except Exception as e:  # noqa: BLE001 - every failure reaches the agent as a tool error
+            doc, failed = error_of(e), True
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=dumps(doc))], structured_content=doc, is_error=failed,
+        )
+
+    return Server(
+        SERVER_NAME, version="1", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool,
+    )
+
+
+class _PipeLines:
+    """Lines of a pipe read on the event loop itself.
+
+    The SDK's default stdin reader hands every line to a worker thread and back; on a
+    busy machine each hop waits for the scheduler, which came to milliseconds per call
+    (benchmarks/bench_agents.py). A pipe can be read by the loop directly."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    def __aiter__(self) -> "_PipeLines":
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self.reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")
+
+
+class _FdWriter:
+    """Whole messages written straight to a file descriptor (a message is one line)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(self.fd, data):]
+
+    async def flush(self) -> None:
+        return None
+
+
+async def _pipes() -> tuple[Any, Any] | None:
+    """stdin and stdout for the SDK's stdio transport, when stdin is a pipe; None otherwise."""
+    if not stat.S_ISFIFO(os.fstat(0).st_mode):
+        return None
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", closefd=False))
+    out = os.dup(1)
+    os.dup2(2, 1)  # stray prints go to stderr, never onto the wire
+    return _PipeLines(reader), _FdWriter(out)
+
+
+async def serve_stdio(toolbox: Toolbox) -> None:
+    """One agent over stdin/stdout. Calls run in turn on this thread: one client, one store."""
+    from mcp.server.stdio import stdio_server
+
+    async def run(ctx: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        return toolbox.call(name, args)
+
+    server = build_server(run, writable=toolbox.writable)
+    pipes = await _pipes()
+    async with (stdio_server(*pipes) if pipes else stdio_server()) as (read, write):
+        await server.run(read, write, server.create_initialization_options())
