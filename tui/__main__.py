@@ -1,3 +1,8 @@
-from .app import main
+"""``python -m tui [GLOBAL OPTIONS]``: the same as ``recall-admin [GLOBAL OPTIONS] tui`` (one entry point)."""
 
+import sys
+
+from recall_admin.cli import main
+
+sys.argv = ["recall-admin", *sys.argv[1:], "tui"]
 main()

@@ -49,6 +49,19 @@ async def staged(pilot: Any) -> Any:
     return tray
 
 
+def palette_first(app: Any) -> str:
+    """The highlighted command of the open palette (its list fills in as the providers answer)."""
+    from textual.command import CommandList
+
+    try:
+        options = app.screen.query_one(CommandList)
+    except Exception:
+        return ""
+    if options.highlighted is None or not options.option_count:
+        return ""
+    return str(options.get_option_at_index(options.highlighted).prompt)
+
+
 # --- browsing ----------------------------------------------------------------------------
 
 
@@ -330,8 +343,7 @@ def test_dismiss_a_conflict(make_app: Any) -> None:
             app.main.query_one("#conflicts-table", DataTable).move_cursor(row=index)
             target = view.items[index].id
             await pilot.press("d")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-            await pilot.press("y")
+            await submit_form(pilot, reason="the same fact, said twice")
             await wait_for(pilot, lambda: view.listing is not None and len(view.items) == before - 1, what="re-read")
             assert target not in {c.id for c in view.items}
             assert target not in {c.id for c in conflicts_svc.find_conflicts(app.memory).conflicts}
@@ -400,7 +412,7 @@ def test_palette_lists_every_action_and_runs_one(make_app: Any) -> None:
             await pilot.press("ctrl+p")
             await pilot.pause()
             await pilot.press(*"go to registry")
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: palette_first(app) == "Go to registry", what="the palette's match")
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.main.active == "registry", what="the palette's action")
 
