@@ -207,7 +207,8 @@ class PlanTray(ServiceCalls, Vertical):
         if event.data_table.id != "plan-list":
             return
         event.stop()
-        if 0 <= event.cursor_row < len(self.entries) and self.entries[event.cursor_row] is not self.selected:
+        # only the operator's own moves choose a plan: the tray refills the list itself on every change
+        if event.data_table.has_focus and 0 <= event.cursor_row < len(self.entries) and self.entries[event.cursor_row] is not self.selected:
             self.selected = self.entries[event.cursor_row]
             self._show_selected()
             self._buttons()
