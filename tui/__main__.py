@@ -1,4 +1,4 @@
-"""``python -m tui [GLOBAL OPTIONS]``: the same as ``recall-admin [GLOBAL OPTIONS] tui`` (one entry point)."""
+"""``python -m recall_tui [GLOBAL OPTIONS]`` (installed name): the same as ``recall-admin [GLOBAL OPTIONS] tui`` (one entry point)."""
 
 import sys
 

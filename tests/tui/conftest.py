@@ -63,7 +63,7 @@ def open_session(store_url: str) -> Iterator[Callable[[], Session]]:
 
 @pytest.fixture
 def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
-    from tui.app import RecallApp
+    from recall_tui.app import RecallApp
 
     def make() -> RecallApp:
         return RecallApp(session=open_session(), tune_gc=False)  # the GC is the test process's

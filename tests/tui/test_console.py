@@ -10,7 +10,7 @@ from textual.widgets import Button, DataTable
 
 from recall_admin.plans import read_plan
 from recall_engine.instants import parse_instant
-from tui.screens.form import FormScreen
+from recall_tui.screens.form import FormScreen
 
 from .conftest import SIZE, FIXED_NOW, idle, ready, run, wait_for
 from .test_flows import staged, submit_form
@@ -54,7 +54,7 @@ def test_store_text_is_shown_as_text_and_escape_sequences_never_reach_the_termin
 
 def test_read_only_disables_staging_and_apply_with_a_visible_reason(open_session: Any) -> None:
     from recall_admin.session import Session
-    from tui.app import RecallApp
+    from recall_tui.app import RecallApp
 
     async def scenario() -> None:
         base = open_session()
@@ -101,7 +101,7 @@ def test_brackets_step_pairs_right_after_choosing_a_subject_in_the_filter(make_a
 
 def test_the_palette_finds_actions_by_the_words_an_operator_types(make_app: Any) -> None:
     async def scenario() -> None:
-        from tui.commands import RecallCommands
+        from recall_tui.commands import RecallCommands
 
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:

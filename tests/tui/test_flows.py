@@ -10,10 +10,10 @@ from recall_admin import conflicts as conflicts_svc
 from recall_admin import notes as notes_svc
 from recall_engine.instants import parse_instant
 from recall_engine.values import value_key
-from tui.actions import ACTIONS
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.form import FormScreen
-from tui.screens.help import HelpScreen
+from recall_tui.actions import ACTIONS
+from recall_tui.screens.confirm import ConfirmScreen
+from recall_tui.screens.form import FormScreen
+from recall_tui.screens.help import HelpScreen
 
 from .conftest import SIZE, ready, run, wait_for
 
@@ -401,7 +401,7 @@ def test_promote_notes(make_app: Any) -> None:
 
 def test_palette_lists_every_action_and_runs_one(make_app: Any) -> None:
     async def scenario() -> None:
-        from tui.commands import RecallCommands
+        from recall_tui.commands import RecallCommands
 
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
@@ -459,7 +459,7 @@ def test_errors_appear_in_the_app(make_app: Any) -> None:
 
 def test_a_store_that_cannot_open_shows_an_error_screen(tmp_path: Any) -> None:
     async def scenario() -> None:
-        from tui.app import RecallApp
+        from recall_tui.app import RecallApp
 
         app = RecallApp(f"sqlite:///{tmp_path}/missing/folder/x.db")
         async with app.run_test(size=SIZE) as pilot:
