@@ -51,7 +51,7 @@ ACTIONS: tuple[Action, ...] = (
     Action(APP, "focus_as_of", "Set the as-of instant", "Re-fold every answer as of an instant (blank: now)", "a", show=False),
     Action(APP, "clear_as_of", "Back to now", "Clear the as-of instant: answers as of now", "n", show=False),
     Action(APP, "refresh", "Refresh", "Re-read the store (another process may have written)", "ctrl+r", "^r", show=False),
-    Action(APP, "back", "Back", "Leave an input, or close the search results", "escape", "esc", show=False),
+    Action(APP, "leave", "Back", "Leave an input, or close the search results", "escape", "esc", show=False),
     Action(APP, "help", "Help: keys", "Every key and action, by view", "question_mark", "?"),
     Action(APP, "quit", "Quit", "Leave the console", "q", show=False),
     # --- pairs ---
@@ -121,9 +121,9 @@ def actions_for(scope: str) -> list[Action]:
     return [a for a in ACTIONS if a.scope == scope]
 
 
-def bindings(scope: str) -> list[Binding]:
+def bindings(scope: str) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
     """Textual bindings for one scope, from the table."""
-    out = []
+    out: list[Binding | tuple[str, str] | tuple[str, str, str]] = []
     for a in actions_for(scope):
         if a.key is None:
             continue
@@ -144,6 +144,6 @@ def _short(a: Action) -> str:
         "filter": "Filter", "promote_note": "One note", "promote_match": "Regex", "save": "Save",
         "open_file": "Open file", "step_pair(-1)": "Prev", "step_pair(1)": "Next", "replan": "Re-plan", "compare_as_of": "As-of compare",
         "refresh": "Refresh", "quit": "Quit", "focus_subjects": "Filter", "focus_as_of": "As of",
-        "clear_as_of": "Now", "back": "Back", "edit": "Instants", "next_tab": "Next tab", "prev_tab": "Prev tab", "toggle_sidebar": "Subjects",
+        "clear_as_of": "Now", "leave": "Back", "edit": "Instants", "next_tab": "Next tab", "prev_tab": "Prev tab", "toggle_sidebar": "Subjects",
     }
     return short.get(a.action, a.title)

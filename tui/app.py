@@ -200,7 +200,7 @@ class RecallApp(ServiceCalls, App[None]):
 
         self.main.post_message(StoreChanged("refresh"))
 
-    def action_back(self) -> None:
+    def action_leave(self) -> None:
         """Escape: leave an input for the view's list, or close the search results."""
         from textual.widgets import Input
 

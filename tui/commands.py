@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -11,8 +11,6 @@ from .actions import ACTIONS, APP
 from .widgets.subject_list import SubjectList
 
 if TYPE_CHECKING:
-    from textual import getters
-
     from .app import RecallApp
 
 SCOPE_NAMES = {"pairs": "Pairs", "history": "History", "explain": "Explain", "diff": "Diff",
@@ -27,15 +25,17 @@ def _label(scope: str, title: str) -> str:
 class RecallCommands(Provider):
     """Actions from the table (by title or by the words an operator would type); a listed subject by name."""
 
-    app = getters.app(RecallApp) if TYPE_CHECKING else Provider.app
+    @property
+    def console(self) -> RecallApp:
+        return cast("RecallApp", self.app)
 
     async def discover(self) -> Hits:
-        app = self.app
+        app = self.console
         for a in ACTIONS:
             yield DiscoveryHit(_label(a.scope, a.title), partial(app.run_action_row, a), help=a.help)
 
     async def search(self, query: str) -> Hits:
-        app = self.app
+        app = self.console
         matcher = self.matcher(query)
         for a in ACTIONS:
             text = _label(a.scope, a.title)

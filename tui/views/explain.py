@@ -63,16 +63,16 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
         if d.allowed:
             rule.append(f"; allowed {fmt.text(', '.join(d.allowed))}")
         if a.deciding_record is not None:
-            r = x.rules[a.deciding_record]
-            rule.append(f"\n  set by {r.op} of {fmt.text(r.name)} at {fmt.instant(r.at)}: {fmt.text(r.change)}",
-                        style="dim")
+            deciding = x.rules[a.deciding_record]
+            rule.append(f"\n  set by {deciding.op} of {fmt.text(deciding.name)} at {fmt.instant(deciding.at)}: "
+                        f"{fmt.text(deciding.change)}", style="dim")
     parts.append(rule)
 
     rules = _table("Registry events that govern it, oldest first", "at", "op", "name", "change", "operator", "plan")
-    for i, r in enumerate(x.rules):
+    for i, rec in enumerate(x.rules):
         style = "bold" if i == a.deciding_record else ""
-        rules.add_row(*fmt.cells(fmt.instant(r.at), r.op, r.name, r.change, r.record.operator or "—",
-                                 r.record.plan or "—"), style=style)
+        rules.add_row(*fmt.cells(fmt.instant(rec.at), rec.op, rec.name, rec.change, rec.record.operator or "—",
+                                 rec.record.plan or "—"), style=style)
     parts.append(rules)
 
     events = _table("Its events, oldest first (dim: after the instant)", "at", "event", "value", "stored as",

@@ -12,6 +12,7 @@ staged (the CLI's ``--plan-out`` format, ``recall_admin.plans``).
 from __future__ import annotations
 
 import itertools
+from functools import partial
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -223,7 +224,7 @@ class PlanTray(ServiceCalls, Vertical):
         for s in self.entries:
             if s.preview is not None and not s.busy and not s.stale:
                 self.call_service(governance.check_stale, self.app.memory, s.preview.plan,
-                                  failed=lambda exc, s=s: self._stale_failed(s, exc), group=f"stale-{s.key}")
+                                  failed=partial(self._stale_failed, s), group=f"stale-{s.key}")
 
     def _stale_failed(self, s: Staged, exc: BaseException) -> None:
         if isinstance(exc, StalePlan):
@@ -245,7 +246,7 @@ class PlanTray(ServiceCalls, Vertical):
         s.progress = (0, 0)
         self.call_service(
             plan_and_preview, self.app.memory, self.app.stager, s.recipe, plan, s.compare_at,
-            lambda read, total: self._report(s.key, read, total),
+            partial(self._report, s.key),
             then=lambda pv: self._previewed(s, pv), failed=lambda exc: self._failed(s, exc), group=f"preview-{s.key}",
         )
         self._show_selected()
@@ -376,8 +377,8 @@ class PlanTray(ServiceCalls, Vertical):
         if as_of:
             cols.append(f"as of {fmt.day(compare_at)} (UTC): before → after")
         cols.append("history")
-        for c in cols:
-            table.add_column(c)
+        for name in cols:
+            table.add_column(name)
         for c in changes[:MAX_ROWS]:
             before, after = c.get("before", []), c.get("after", [])
             same = fmt.values(before) == fmt.values(after)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.timer import Timer
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Label
 
@@ -24,7 +25,7 @@ class SubjectList(ServiceCalls, Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.subjects: list[tuple[str, int]] = []
-        self._timer = None
+        self._timer: Timer | None = None
         self._loaded_prefix: str | None = None
 
     def compose(self) -> ComposeResult:
