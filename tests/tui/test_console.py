@@ -16,6 +16,16 @@ from .conftest import SIZE, FIXED_NOW, idle, ready, run, wait_for
 from .test_flows import staged, submit_form
 
 
+async def confirm_apply(pilot: Any) -> None:
+    """Apply, then answer yes once the question is on screen (a key pressed before it would go elsewhere)."""
+    from recall_tui.screens.confirm import ConfirmScreen
+
+    await pilot.press("A")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen) and pilot.app.screen.query("#yes"),
+                   what="the confirmation")
+    await pilot.press("y")
+
+
 async def registry(pilot: Any) -> Any:
     await pilot.press("5")
     view = pilot.app.main.view("registry")
@@ -170,7 +180,7 @@ def test_several_plans_stage_preview_and_apply_each_on_its_own(make_app: Any) ->
             assert all(s.preview is not None for s in tray.entries)
             await idle(pilot)
             assert app.main.query_one("#plan-list").display
-            await pilot.press("A", "y")
+            await confirm_apply(pilot)
             await wait_for(pilot, lambda: len(tray.entries) == 1, what="the apply")
             assert app.memory.timeline().knows("shell_two") and not app.memory.timeline().knows("shell_one")
             assert tray.selected.recipe.title == "define shell_one" and tray.selected.preview is not None
@@ -196,7 +206,7 @@ def test_save_a_plan_to_a_file_and_apply_a_plan_file(make_app: Any, tmp_path: Pa
             await submit_form(pilot, path=str(path))
             await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the file's preview")
             assert tray.preview.plan.id == planned
-            await pilot.press("A", "y")
+            await confirm_apply(pilot)
             await wait_for(pilot, lambda: not tray.entries, what="the apply")
             assert app.memory.timeline().knows("from_a_file")
 
@@ -228,7 +238,7 @@ def test_revert_an_applied_plan_from_the_registry_log(make_app: Any) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             tray = await define(pilot, "to_revert")
-            await pilot.press("A", "y")
+            await confirm_apply(pilot)
             await wait_for(pilot, lambda: not tray.entries, what="the apply")
             view = await registry(pilot)
             await pilot.press("greater_than_sign")
@@ -265,7 +275,8 @@ def test_define_form_at_80x24_reaches_its_last_field_and_buttons_by_tab(make_app
             await ready(pilot)
             await registry(pilot)
             await pilot.press("d")
-            await wait_for(pilot, lambda: isinstance(app.screen, FormScreen), what="the form")
+            await wait_for(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit"),
+                           what="the form")
             screen = app.screen
             names = {"f-historical", "f-reason", "submit"}
             seen = set()

@@ -36,7 +36,9 @@ async def choose_pair(pilot: Any, subject: str, predicate: str) -> None:
 
 async def submit_form(pilot: Any, **values: str) -> None:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, FormScreen), what="the form")
+    # pushed is not composed: wait until the form's own fields exist
+    await wait_for(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit")
+                   and all(app.screen.query(f"#f-{name}") for name in values), what="the form")
     for name, value in values.items():
         app.screen.query_one(f"#f-{name}").value = value
     await pilot.press("ctrl+s")

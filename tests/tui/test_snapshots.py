@@ -11,6 +11,7 @@ from textual.widgets import DataTable, Input
 from .conftest import SIZE, idle, ready, wait_for
 
 SMALL = (80, 24)  # the smallest terminal docs/tui.md supports
+from .test_console import confirm_apply
 from .test_flows import choose_pair, staged, submit_form
 
 
@@ -163,7 +164,7 @@ class TestPlanTray:
             app = pilot.app
             await plan_preview(pilot)
             app.memory.remember("erin", "editor_preference", "nano", at=parse_instant("2026-11-01"))
-            await pilot.press("A", "y")
+            await confirm_apply(pilot)
             await wait_for(pilot, lambda: app.main.view("plan").stale is not None)
             await idle(pilot)
 
