@@ -120,7 +120,7 @@ async def measure(pilot: Any, name: str, cond: Callable[[], Any]) -> float:
 
 
 async def first_screen(url: str) -> float:
-    from tui.app import RecallApp
+    from recall_tui.app import RecallApp
 
     t0 = time.perf_counter()
     app = RecallApp(url, operator="bench")
@@ -134,7 +134,7 @@ async def first_screen(url: str) -> float:
 async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
     from textual.widgets import DataTable
 
-    from tui.app import RecallApp
+    from recall_tui.app import RecallApp
 
     app = RecallApp(url, operator="bench")
     out: dict[str, Any] = {}
@@ -186,8 +186,8 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
         out["history_steps"] = len(history.data.steps)
 
         # a long preview: the tray reads every lives_in event; keys keep answering meanwhile
-        from tui.messages import StagePlan
-        from tui.staging import Recipe
+        from recall_tui.messages import StagePlan
+        from recall_tui.staging import Recipe
 
         tray = main.view("plan")
         bar = tray.query_one("#plan-progress")

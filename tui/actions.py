@@ -22,6 +22,7 @@ class Action:
     key: str | None = None  # the binding (None: palette only)
     key_display: str | None = None
     show: bool = True  # shown in the footer
+    words: str = ""  # what an operator may type in the palette besides the title ("undo", "load"...)
 
 
 APP = "app"
@@ -39,6 +40,10 @@ ACTIONS: tuple[Action, ...] = (
     Action(APP, "show_view('conflicts')", "Go to conflicts", "Values held under two or more predicates now"),
     Action(APP, "show_view('vocab')", "Go to the vocabulary inbox", "Names agents invented; near-duplicate clusters"),
     Action(APP, "show_view('notes')", "Go to notes", "Notes held now and clusters worth promoting"),
+    Action(APP, "step_pair(-1)", "Previous pair", "The pair above in the subject's list (in any view)",
+           "left_square_bracket", "[", words="up previous pair"),
+    Action(APP, "step_pair(1)", "Next pair", "The pair below in the subject's list (in any view)",
+           "right_square_bracket", "]", words="down next pair"),
     Action(APP, "focus_subjects", "Filter subjects", "Type a subject name prefix to narrow the list", "f", show=False),
     Action(APP, "toggle_sidebar", "Show or hide the subjects", "The sidebar of subjects (hidden at first below 100 columns)",
            "b", show=False),
@@ -46,27 +51,32 @@ ACTIONS: tuple[Action, ...] = (
     Action(APP, "focus_as_of", "Set the as-of instant", "Re-fold every answer as of an instant (blank: now)", "a", show=False),
     Action(APP, "clear_as_of", "Back to now", "Clear the as-of instant: answers as of now", "n", show=False),
     Action(APP, "refresh", "Refresh", "Re-read the store (another process may have written)", "ctrl+r", "^r", show=False),
-    Action(APP, "back", "Back", "Leave an input, or close the search results", "escape", "esc", show=False),
+    Action(APP, "leave", "Back", "Leave an input, or close the search results", "escape", "esc", show=False),
     Action(APP, "help", "Help: keys", "Every key and action, by view", "question_mark", "?"),
     Action(APP, "quit", "Quit", "Leave the console", "q", show=False),
     # --- pairs ---
     Action("pairs", "open_history", "Open the pair's history", "Show every step of the highlighted pair", "enter", "⏎"),
     Action("pairs", "explain", "Explain the pair's answer", "Events, the rule that decided it, the registry events", "e"),
     # --- history ---
-    Action("history", "prev_pair", "Previous pair", "History of the pair above in the subject's list", "left_square_bracket", "["),
-    Action("history", "next_pair", "Next pair", "History of the pair below in the subject's list", "right_square_bracket", "]"),
     Action("history", "explain", "Explain this pair", "Why the pair answers what it answers at the as-of instant", "e"),
-    # --- explain ---
-    Action("explain", "prev_pair", "Previous pair (explain)", "Explain the pair above", "left_square_bracket", "["),
-    Action("explain", "next_pair", "Next pair (explain)", "Explain the pair below", "right_square_bracket", "]"),
     # --- diff ---
     Action("diff", "edit", "Type the instants", "Focus From (then To and the subject; Enter compares)", "i"),
     Action("diff", "compare", "Compare two instants", "Every answer that differs between From and To", "c"),
     # --- registry ---
-    Action("registry", "redefine", "Stage a redefine", "Change the highlighted predicate's rules (a plan)", "e"),
-    Action("registry", "merge", "Stage a merge", "Merge the highlighted predicate into another (a plan)", "m"),
-    Action("registry", "split", "Stage a split", "Split a merged name back out (a plan)", "s"),
-    Action("registry", "define", "Stage a define", "Declare a new predicate (a plan)", "d"),
+    Action("registry", "redefine", "Stage a redefine", "Change the highlighted predicate's rules (a plan)", "e",
+           words="edit change cardinality excludes allowed historical retroactive"),
+    Action("registry", "merge", "Stage a merge", "Merge the highlighted predicate into another (a plan)", "m",
+           words="combine alias rename"),
+    Action("registry", "split", "Stage a split", "Split a merged name back out (a plan)", "s", words="unmerge separate"),
+    Action("registry", "define", "Stage a define", "Declare a new predicate (a plan)", "d", words="new add create predicate"),
+    Action("registry", "load", "Load a registry", "Stage a starter (coding, support...) or a registry file (a plan)", "l",
+           words="load starter yaml file import coding support sales voice personal"),
+    Action("registry", "revert", "Revert an applied plan", "Stage the plan that undoes the highlighted log entry's plan",
+           "u", words="revert undo rollback"),
+    Action("registry", "fix", "Stage what a lint finding suggests", "Merge near-duplicates, or never merge them", "x",
+           words="lint fix finding merge never"),
+    Action("registry", "filter", "Filter by name", "Narrow the predicates and the registry log (name, operator)", "f",
+           words="search find name operator"),
     Action("registry", "next_tab", "Next registry tab", "Predicates, registry log, lint", "greater_than_sign", ">"),
     Action("registry", "prev_tab", "Previous registry tab", "Predicates, registry log, lint", "less_than_sign", "<",
            show=False),
@@ -74,20 +84,36 @@ ACTIONS: tuple[Action, ...] = (
     Action("queues", "next_tab", "Next queue", "Conflicts, vocabulary, notes", "greater_than_sign", ">"),
     Action("queues", "prev_tab", "Previous queue", "Conflicts, vocabulary, notes", "less_than_sign", "<", show=False),
     # --- conflicts ---
-    Action("conflicts", "keep", "Confirm a conflict: keep one", "Keep one predicate's value, withdraw the others (a plan)", "k"),
-    Action("conflicts", "exclude", "Exclude: settle the group", "Add the exclusion between the predicates (a plan)", "x"),
-    Action("conflicts", "dismiss", "Dismiss a conflict", "Hide it until either belief changes (a review decision)", "d"),
+    Action("conflicts", "keep", "Confirm a conflict: keep one", "Keep one predicate's value, withdraw the others (a plan)", "k",
+           words="confirm resolve keep"),
+    Action("conflicts", "exclude", "Exclude: settle the group", "Add the exclusion between the predicates (a plan)", "x",
+           words="exclusion settle"),
+    Action("conflicts", "dismiss", "Dismiss a conflict", "Hide it until either belief changes (a review decision)", "d",
+           words="dismiss ignore hide"),
     # --- vocabulary ---
     Action("vocab", "merge", "Stage a suggested merge", "Merge the highlighted near-duplicate cluster (a plan)", "m"),
     Action("vocab", "split", "Stage a split of a matched name", "Undo an automatic match (a plan)", "s"),
-    Action("vocab", "never", "Never suggest this merge", "Record that these names stay apart (a review decision)", "v"),
+    Action("vocab", "never", "Never suggest this merge", "Record that these names stay apart (a review decision)", "v",
+           words="never apart reject dismiss"),
     # --- notes ---
-    Action("notes", "promote", "Stage a note promotion", "Promote the highlighted cluster's notes into a predicate (a plan)", "p"),
+    Action("notes", "promote", "Stage a note promotion", "Promote the highlighted cluster's notes into a predicate (a plan)", "p",
+           words="promote cluster notes"),
+    Action("notes", "promote_note", "Promote one note", "Promote the highlighted note with a value you give (a plan)", "o",
+           words="promote single note value"),
+    Action("notes", "promote_match", "Promote notes by regex", "Promote every note a regular expression matches (a plan)",
+           "r", words="promote regex match pattern notes"),
     # --- plan tray ---
-    Action("plan", "apply", "Apply the staged plan", "Append exactly the previewed events, after a confirmation", "A", "A"),
-    Action("plan", "discard", "Discard the staged plan", "Drop the plan; nothing is written", "D", "D"),
-    Action("plan", "replan", "Re-plan", "Compute the plan again against the store as it is now", "R", "R"),
+    Action("plan", "apply", "Apply the staged plan", "Append exactly the previewed events, after a confirmation", "A", "A",
+           words="apply write commit"),
+    Action("plan", "discard", "Discard the staged plan", "Drop the plan; nothing is written", "D", "D",
+           words="discard drop cancel remove"),
+    Action("plan", "replan", "Re-plan", "Compute the plan again against the store as it is now", "R", "R",
+           words="replan refresh stale"),
     Action("plan", "compare_as_of", "Compare answers as of…", "Preview also compares the answers at an instant", "c"),
+    Action("plan", "save", "Save the plan to a file", "Write the previewed plan as JSON (the CLI's --plan-out format)",
+           "S", "S", words="save export write file plan-out"),
+    Action("plan", "open_file", "Open a plan file", "Stage a plan saved with --plan-out (or S), to preview and apply",
+           "O", "O", words="load open import file apply"),
 )
 
 
@@ -95,9 +121,9 @@ def actions_for(scope: str) -> list[Action]:
     return [a for a in ACTIONS if a.scope == scope]
 
 
-def bindings(scope: str) -> list[Binding]:
+def bindings(scope: str) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
     """Textual bindings for one scope, from the table."""
-    out = []
+    out: list[Binding | tuple[str, str] | tuple[str, str, str]] = []
     for a in actions_for(scope):
         if a.key is None:
             continue
@@ -114,8 +140,10 @@ def _short(a: Action) -> str:
         "explain": "Explain", "prev_pair": "Prev", "next_pair": "Next", "compare": "Compare",
         "redefine": "Redefine", "merge": "Merge", "split": "Split", "define": "Define", "keep": "Keep one",
         "exclude": "Exclude", "dismiss": "Dismiss", "never": "Never merge", "promote": "Promote",
-        "apply": "Apply", "discard": "Discard", "replan": "Re-plan", "compare_as_of": "As-of compare",
+        "apply": "Apply", "discard": "Discard", "load": "Load", "revert": "Revert", "fix": "Fix",
+        "filter": "Filter", "promote_note": "One note", "promote_match": "Regex", "save": "Save",
+        "open_file": "Open file", "step_pair(-1)": "Prev", "step_pair(1)": "Next", "replan": "Re-plan", "compare_as_of": "As-of compare",
         "refresh": "Refresh", "quit": "Quit", "focus_subjects": "Filter", "focus_as_of": "As of",
-        "clear_as_of": "Now", "back": "Back", "edit": "Instants", "next_tab": "Next tab", "prev_tab": "Prev tab", "toggle_sidebar": "Subjects",
+        "clear_as_of": "Now", "leave": "Back", "edit": "Instants", "next_tab": "Next tab", "prev_tab": "Prev tab", "toggle_sidebar": "Subjects",
     }
     return short.get(a.action, a.title)

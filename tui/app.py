@@ -7,7 +7,6 @@ of its own: every answer, plan, preview and write comes from a service call.
 
 from __future__ import annotations
 
-import argparse
 import gc
 import logging
 import time
@@ -17,15 +16,17 @@ from typing import Any
 from textual.app import App
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.worker import Worker
 
 from recall_admin.governance import Stager
-from recall_admin.session import DEFAULT_COLLECTION, Session, env_default
+from recall_admin.session import DEFAULT_COLLECTION, Session
 
 from .actions import APP, Action, bindings
 from .commands import RecallCommands
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .services import ServiceCalls, error_text
+from .widgets.subject_list import SubjectList
 
 log = logging.getLogger("recall.tui")
 # The cyclic garbage collector runs on a timer, between keys, instead of in the middle of a
@@ -50,6 +51,7 @@ class RecallApp(ServiceCalls, App[None]):
         collection: str = DEFAULT_COLLECTION,
         operator: str | None = None,
         read_only: bool = False,
+        match_threshold: float | None = None,
         *,
         session: Session | None = None,
         tune_gc: bool = True,
@@ -59,6 +61,8 @@ class RecallApp(ServiceCalls, App[None]):
         self.collection = collection
         self.operator_name = operator
         self.open_read_only = read_only
+        self.match_threshold = match_threshold
+        self.pending: set[Worker[Any]] = set()  # service calls whose result is not handled yet
         self.session: Session | None = session
         self.stager: Stager | None = None
         self.errors: list[tuple[str, str]] = []  # every error shown, for tests and the log
@@ -67,6 +71,11 @@ class RecallApp(ServiceCalls, App[None]):
         self.tune_gc = tune_gc
 
     # --- session -----------------------------------------------------------------------
+
+    @property
+    def settled(self) -> bool:
+        """No service call is running or waiting to deliver its result (tests wait on this)."""
+        return not self.pending
 
     @property
     def memory(self) -> Any:
@@ -90,7 +99,8 @@ class RecallApp(ServiceCalls, App[None]):
             self._opened(self.session)
             return
         self.call_service(Session.open, self.store_url, self.collection, self.operator_name, self.open_read_only,
-                          then=self._opened, failed=self._open_failed, group="session")
+                          match_threshold=self.match_threshold, then=self._opened, failed=self._open_failed,
+                          group="session")
 
     def _opened(self, session: Session) -> None:
         self.session = session
@@ -163,6 +173,9 @@ class RecallApp(ServiceCalls, App[None]):
     def action_show_view(self, name: str) -> None:
         self.main.show_view(name)
 
+    def action_step_pair(self, delta: int) -> None:
+        self.main.step_pair(delta)
+
     def action_focus_subjects(self) -> None:
         self.main.show_sidebar(True)
         self.main.set_focus(self.main.query_one("#subject-filter"))
@@ -187,7 +200,7 @@ class RecallApp(ServiceCalls, App[None]):
 
         self.main.post_message(StoreChanged("refresh"))
 
-    def action_back(self) -> None:
+    def action_leave(self) -> None:
         """Escape: leave an input for the view's list, or close the search results."""
         from textual.widgets import Input
 
@@ -222,7 +235,7 @@ class RecallApp(ServiceCalls, App[None]):
 
     def open_subject(self, subject: str) -> None:
         main = self.main
-        main.query_one("#sidebar").select(subject)
+        main.query_one(SubjectList).select(subject)
         main.show_view("pairs")
 
 
@@ -243,20 +256,7 @@ def write_crash_log(error: BaseException) -> str:
         return "no log written"
 
 
-def main(argv: list[str] | None = None, **session_args: Any) -> None:
-    """Run the console. ``session_args`` (store_url, collection, operator, read_only) come from the CLI;
-    without them, the same global options are read from the command line and the environment."""
-    if not session_args:
-        parser = argparse.ArgumentParser(prog="recall-tui", description="The recall-admin terminal console.")
-        parser.add_argument("--store", default=env_default("RECALL_STORE"), metavar="URL")
-        parser.add_argument("--collection", default=env_default("RECALL_COLLECTION", DEFAULT_COLLECTION))
-        parser.add_argument("--operator", default=env_default("RECALL_OPERATOR"))
-        parser.add_argument("--read-only", action="store_true")
-        ns = parser.parse_args(argv)
-        session_args = dict(store_url=ns.store, collection=ns.collection, operator=ns.operator,
-                            read_only=ns.read_only)
+def main(**session_args: Any) -> None:
+    """Run the console with the CLI's global options (``recall-admin [OPTIONS] tui``; ``python -m tui``
+    goes through the CLI too): store_url, collection, operator, read_only, match_threshold."""
     RecallApp(**session_args).run()
-
-
-if __name__ == "__main__":
-    main()

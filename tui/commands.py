@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
-
+from typing import TYPE_CHECKING, cast
+from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from .actions import ACTIONS, APP
+from .widgets.subject_list import SubjectList
+
+if TYPE_CHECKING:
+    from .app import RecallApp
 
 SCOPE_NAMES = {"pairs": "Pairs", "history": "History", "explain": "Explain", "diff": "Diff",
                "registry": "Registry", "conflicts": "Conflicts", "vocab": "Vocabulary", "notes": "Notes",
@@ -19,23 +23,30 @@ def _label(scope: str, title: str) -> str:
 
 
 class RecallCommands(Provider):
-    """Actions from the table; a subject listed in the sidebar opens by name."""
+    """Actions from the table (by title or by the words an operator would type); a listed subject by name."""
+
+    @property
+    def console(self) -> RecallApp:
+        return cast("RecallApp", self.app)
 
     async def discover(self) -> Hits:
-        app: Any = self.app
+        app = self.console
         for a in ACTIONS:
             yield DiscoveryHit(_label(a.scope, a.title), partial(app.run_action_row, a), help=a.help)
 
     async def search(self, query: str) -> Hits:
-        app: Any = self.app
+        app = self.console
         matcher = self.matcher(query)
         for a in ACTIONS:
             text = _label(a.scope, a.title)
             score = matcher.match(text)
-            if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(app.run_action_row, a), text=text, help=a.help)
+            # the words an operator would type ("undo", "load"...) find the action too
+            by_words = max((matcher.match(w) for w in a.words.split()), default=0) * 0.95
+            if score > 0 or by_words > 0:
+                shown = matcher.highlight(text) if score >= by_words else Text(text)
+                yield Hit(max(score, by_words), shown, partial(app.run_action_row, a), text=text, help=a.help)
         try:
-            subjects = app.main.query_one("#sidebar").subjects
+            subjects = app.main.query_one(SubjectList).subjects
         except Exception:  # the store is not open yet
             subjects = []
         for subject, n in subjects[:200]:

@@ -1,4 +1,10 @@
-"""How values and instants read on screen (presentation only)."""
+"""How values and instants read on screen (presentation only).
+
+Text from the store (values, notes, evidence, names, subjects) is untrusted: it is
+shown as text, never as markup, and its control characters are made visible
+(``recall_admin.display.visible``), so an ESC sequence in a value never reaches the
+terminal. Every helper here does both; views build ``Text`` from their results.
+"""
 
 from __future__ import annotations
 
@@ -7,39 +13,46 @@ from typing import Any, Iterable
 from rich.text import Text
 from textual.markup import escape
 
+from recall_admin.display import visible
 from recall_engine.instants import format_rfc3339
 from recall_engine.values import value_text
 
 NOTHING = "—"
+ZONE = "UTC"  # every instant is shown in UTC, and says so
+
+
+def text(x: Any) -> str:
+    """Store text made safe for the screen: control characters shown escaped."""
+    return visible(x)
 
 
 def values(vals: Iterable[Any] | None) -> str:
     vs = list(vals or ())
-    return ", ".join(value_text(v) for v in vs) if vs else NOTHING
+    return visible(", ".join(value_text(v) for v in vs)) if vs else NOTHING
 
 
 def instant(ns: int | None) -> str:
-    """Seconds precision, UTC: ``2026-05-10 10:00:00``."""
+    """Seconds precision, with its zone: ``2026-05-10 10:00:00 UTC``."""
     if ns is None:
         return "now"
-    text = format_rfc3339(ns)
-    return text[:19].replace("T", " ")
+    return format_rfc3339(ns)[:19].replace("T", " ") + " " + ZONE
 
 
 def day(ns: int | None) -> str:
+    """The day (UTC) of an instant: ``2026-05-10``."""
     return "now" if ns is None else format_rfc3339(ns)[:10]
 
 
-def clip(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+def clip(x: Any, width: int) -> str:
+    s = " ".join(visible(x).split())
+    return s if len(s) <= width else s[: max(0, width - 1)] + "…"
 
 
 def cells(*items: Any) -> list[Any]:
     """Table cells: text is taken as it is, never as markup (a subject or a note may hold "[...]")."""
-    return [Text(x) if isinstance(x, str) else x for x in items]
+    return [Text(visible(x)) if isinstance(x, str) else x for x in items]
 
 
-def esc(text: Any) -> str:
-    """Data put into a label's markup, with its brackets escaped."""
-    return escape(str(text))
+def esc(x: Any) -> str:
+    """Data put into a label's markup, with its brackets escaped and its control characters visible."""
+    return escape(visible(x))

@@ -7,16 +7,35 @@ as a ``Worker.StateChanged`` message. A newer call in the same group supersedes 
 older one (``exclusive``), and a superseded result is dropped. A failure never
 reaches the terminal as a traceback: it becomes a notification (and, for the plan
 tray, an error panel).
+
+The app counts the calls whose result has not been handled yet (``RecallApp.pending``):
+tests wait on that, never on time.
 """
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual.worker import Worker, WorkerState
 
 from recall_engine.errors import RecallError
+
+if TYPE_CHECKING:
+    from textual import getters
+    from textual.dom import DOMNode
+
+    from .app import RecallApp
+
+    class AppNode(DOMNode):
+        """A node of the console: its ``app`` is the ``RecallApp`` (stated once, for the type checker)."""
+
+        app = getters.app(RecallApp)
+else:
+
+    class AppNode:
+        """At run time the node's own ``app`` property answers; this class only carries the type."""
+
 
 Done = Callable[[Any], None]
 Failed = Callable[[BaseException], None]
@@ -29,7 +48,7 @@ def error_text(exc: BaseException) -> tuple[str, str]:
     return "internal error", f"{type(exc).__name__}: {exc}".rstrip(": ")
 
 
-class ServiceCalls:
+class ServiceCalls(AppNode):
     """Mixin for widgets and screens that call services in thread workers."""
 
     def call_service(
@@ -42,9 +61,9 @@ class ServiceCalls:
         exclusive: bool = True,
         description: str = "",
         **kwargs: Any,
-    ) -> Worker:
+    ) -> Worker[Any]:
         pending = self.__dict__.setdefault("_service_pending", {})
-        worker = self.run_worker(  # type: ignore[attr-defined]
+        worker = self.run_worker(
             partial(fn, *args, **kwargs),
             name=group,
             group=group,
@@ -54,6 +73,7 @@ class ServiceCalls:
             exit_on_error=False,
         )
         pending[worker] = (then, failed)
+        self.app.pending.add(worker)
         return worker
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -66,11 +86,14 @@ class ServiceCalls:
         if state in (WorkerState.PENDING, WorkerState.RUNNING):
             return
         pending.pop(event.worker, None)
-        if state == WorkerState.SUCCESS and not event.worker.is_cancelled:
-            if then is not None:
-                then(event.worker.result)
-        elif state == WorkerState.ERROR:
-            exc = event.worker.error or RuntimeError("the call failed")
-            if failed is not None:
-                failed(exc)
-            self.app.report_error(exc)  # type: ignore[attr-defined]
+        try:
+            if state == WorkerState.SUCCESS and not event.worker.is_cancelled:
+                if then is not None:
+                    then(event.worker.result)
+            elif state == WorkerState.ERROR:
+                exc = event.worker.error or RuntimeError("the call failed")
+                if failed is not None:
+                    failed(exc)
+                self.app.report_error(exc)
+        finally:
+            self.app.pending.discard(event.worker)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from recall_admin.governance import Stager
-from recall_admin.plans import Plan
+from recall_admin.plans import Plan, read_plan
 
 
 @dataclass(frozen=True)
@@ -19,3 +19,24 @@ class Recipe:
     title: str  # what the operator asked for, e.g. "merge editor_preference into prefers_editor"
     build: Callable[[Stager], Plan]
     source: str = ""  # the view that staged it
+    replannable: bool = True  # False for a plan read from a file: it is applied as written or not at all
+
+
+def registry_load(name_or_path: str, reason: str = "") -> Recipe:
+    """Declaring what a starter or a registry file changes, with the services ``registry load`` calls."""
+    from recall_engine.registry_files import load_starter
+
+    from recall_admin.registry_sync import combine, plan_declarations
+
+    def build(st: Stager) -> Plan:
+        rf = load_starter(name_or_path)
+        definitions, _notes = combine([rf])
+        records = plan_declarations(st.memory.timeline(), definitions, st.operator)
+        return st.registry_records(records, f"load registry {rf.name}", reason=reason)
+
+    return Recipe(f"load registry {name_or_path}", build, "registry")
+
+
+def plan_file(path: str) -> Recipe:
+    """A plan saved with ``--plan-out`` (or the tray's Save): previewed, then applied exactly as written."""
+    return Recipe(f"plan file {path}", lambda st: read_plan(path), "file", replannable=False)

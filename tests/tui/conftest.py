@@ -63,7 +63,7 @@ def open_session(store_url: str) -> Iterator[Callable[[], Session]]:
 
 @pytest.fixture
 def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
-    from tui.app import RecallApp
+    from recall_tui.app import RecallApp
 
     def make() -> RecallApp:
         return RecallApp(session=open_session(), tune_gc=False)  # the GC is the test process's
@@ -71,8 +71,9 @@ def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
     return make
 
 
-async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
-    """Pause until ``condition()`` is truthy (workers report back through messages)."""
+async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 120.0, what: str = "") -> Any:
+    """Pause until ``condition()`` is truthy (workers report back through messages). The timeout only
+    turns a hang into a failure: it is generous, so a busy machine never trips it."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
@@ -98,14 +99,22 @@ async def ready(pilot: Any) -> None:
 
 
 async def idle(pilot: Any) -> None:
-    """Every worker finished, its result shown, and the footer's bindings refreshed."""
+    """The app has settled: every service call finished and its result was handled (``app.settled``), no
+    worker runs, and the screen draws the same twice in a row (the footer's keys follow a refresh). It
+    waits on the app's own state, never on time."""
     app = pilot.app
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause(0.1)  # the footer refreshes its keys after a refresh of the screen
-    await pilot.pause()
+    previous = None
+    for _ in range(200):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.wait_for_scheduled_animations()
+        if not app.settled or any(w.is_running for w in app.workers):
+            continue
+        shot = app.export_screenshot()
+        if shot == previous:
+            return
+        previous = shot
+    raise AssertionError("the app never settled")
 
 
 def run(coro: Any) -> Any:

@@ -1,38 +1,45 @@
-"""`recall-admin tui` passes the global options to the console; `python -m tui` parses the same ones."""
+"""One entry point: `recall-admin [GLOBAL OPTIONS] tui` passes every global option to the console, and
+`python -m recall_tui [GLOBAL OPTIONS]` goes through the same command."""
 
 from __future__ import annotations
 
+import runpy
+import sys
 from typing import Any
 
 from typer.testing import CliRunner
 
 
-def test_cli_tui_command_opens_the_console_on_the_same_store(monkeypatch: Any, store_url: str) -> None:
-    import tui.app
+def test_cli_tui_command_passes_every_global_option(monkeypatch: Any, store_url: str) -> None:
+    import recall_tui.app
     from recall_admin.cli import app
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(tui.app, "main", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(recall_tui.app, "main", lambda **kw: seen.update(kw))
     result = CliRunner().invoke(app, ["--store", store_url, "--collection", "memories", "--operator", "ops",
-                                      "--read-only", "tui"])
+                                      "--read-only", "--match-threshold", "0.75", "tui"])
     assert result.exit_code == 0, result.output
-    assert seen == {"store_url": store_url, "collection": "memories", "operator": "ops", "read_only": True}
+    assert seen == {"store_url": store_url, "collection": "memories", "operator": "ops", "read_only": True,
+                    "match_threshold": 0.75}
 
 
-def test_module_entry_reads_the_same_options(monkeypatch: Any) -> None:
-    import tui.app
+def test_the_app_opens_its_session_with_the_match_threshold(store_url: str) -> None:
+    from recall_tui.app import RecallApp
+
+    app = RecallApp(store_url, operator="ops", match_threshold=0.5)
+    assert app.match_threshold == 0.5
+
+
+def test_module_entry_goes_through_the_cli(monkeypatch: Any) -> None:
+    import recall_tui.app
 
     made: dict[str, Any] = {}
-
-    class Fake:
-        def __init__(self, **kw: Any) -> None:
-            made.update(kw)
-
-        def run(self) -> None:
-            made["ran"] = True
-
-    monkeypatch.setattr(tui.app, "RecallApp", Fake)
+    monkeypatch.setattr(recall_tui.app, "main", lambda **kw: made.update(kw))
     monkeypatch.setenv("RECALL_COLLECTION", "support")
-    tui.app.main(["--store", "sqlite:///x.db", "--operator", "ops"])
+    monkeypatch.setattr(sys, "argv", ["python -m recall_tui", "--store", "sqlite:///x.db", "--operator", "ops"])
+    try:
+        runpy.run_module("recall_tui", run_name="__main__")
+    except SystemExit as exc:  # click ends the process on its own
+        assert exc.code in (0, None)
     assert made == {"store_url": "sqlite:///x.db", "collection": "support", "operator": "ops", "read_only": False,
-                    "ran": True}
+                    "match_threshold": None}

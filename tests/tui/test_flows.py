@@ -10,10 +10,10 @@ from recall_admin import conflicts as conflicts_svc
 from recall_admin import notes as notes_svc
 from recall_engine.instants import parse_instant
 from recall_engine.values import value_key
-from tui.actions import ACTIONS
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.form import FormScreen
-from tui.screens.help import HelpScreen
+from recall_tui.actions import ACTIONS
+from recall_tui.screens.confirm import ConfirmScreen
+from recall_tui.screens.form import FormScreen
+from recall_tui.screens.help import HelpScreen
 
 from .conftest import SIZE, ready, run, wait_for
 
@@ -36,7 +36,9 @@ async def choose_pair(pilot: Any, subject: str, predicate: str) -> None:
 
 async def submit_form(pilot: Any, **values: str) -> None:
     app = pilot.app
-    await wait_for(pilot, lambda: isinstance(app.screen, FormScreen), what="the form")
+    # pushed is not composed: wait until the form's own fields exist
+    await wait_for(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit")
+                   and all(app.screen.query(f"#f-{name}") for name in values), what="the form")
     for name, value in values.items():
         app.screen.query_one(f"#f-{name}").value = value
     await pilot.press("ctrl+s")
@@ -47,6 +49,19 @@ async def staged(pilot: Any) -> Any:
     await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the preview")
     await pilot.pause()
     return tray
+
+
+def palette_first(app: Any) -> str:
+    """The highlighted command of the open palette (its list fills in as the providers answer)."""
+    from textual.command import CommandList
+
+    try:
+        options = app.screen.query_one(CommandList)
+    except Exception:
+        return ""
+    if options.highlighted is None or not options.option_count:
+        return ""
+    return str(options.get_option_at_index(options.highlighted).prompt)
 
 
 # --- browsing ----------------------------------------------------------------------------
@@ -332,8 +347,7 @@ def test_dismiss_a_conflict(make_app: Any) -> None:
             app.main.query_one("#conflicts-table", DataTable).move_cursor(row=index)
             target = view.items[index].id
             await pilot.press("d")
-            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-            await pilot.press("y")
+            await submit_form(pilot, reason="the same fact, said twice")
             await wait_for(pilot, lambda: view.listing is not None and len(view.items) == before - 1, what="re-read")
             assert target not in {c.id for c in view.items}
             assert target not in {c.id for c in conflicts_svc.find_conflicts(app.memory).conflicts}
@@ -391,7 +405,7 @@ def test_promote_notes(make_app: Any) -> None:
 
 def test_palette_lists_every_action_and_runs_one(make_app: Any) -> None:
     async def scenario() -> None:
-        from tui.commands import RecallCommands
+        from recall_tui.commands import RecallCommands
 
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
@@ -402,7 +416,7 @@ def test_palette_lists_every_action_and_runs_one(make_app: Any) -> None:
             await pilot.press("ctrl+p")
             await pilot.pause()
             await pilot.press(*"go to registry")
-            await pilot.pause(0.5)
+            await wait_for(pilot, lambda: palette_first(app) == "Go to registry", what="the palette's match")
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.main.active == "registry", what="the palette's action")
 
@@ -449,7 +463,7 @@ def test_errors_appear_in_the_app(make_app: Any) -> None:
 
 def test_a_store_that_cannot_open_shows_an_error_screen(tmp_path: Any) -> None:
     async def scenario() -> None:
-        from tui.app import RecallApp
+        from recall_tui.app import RecallApp
 
         app = RecallApp(f"sqlite:///{tmp_path}/missing/folder/x.db")
         async with app.run_test(size=SIZE) as pilot:

@@ -9,6 +9,9 @@ from typing import Any
 from textual.widgets import DataTable, Input
 
 from .conftest import SIZE, idle, ready, wait_for
+
+SMALL = (80, 24)  # the smallest terminal docs/tui.md supports
+from .test_console import confirm_apply
 from .test_flows import choose_pair, staged, submit_form
 
 
@@ -161,7 +164,7 @@ class TestPlanTray:
             app = pilot.app
             await plan_preview(pilot)
             app.memory.remember("erin", "editor_preference", "nano", at=parse_instant("2026-11-01"))
-            await pilot.press("A", "y")
+            await confirm_apply(pilot)
             await wait_for(pilot, lambda: app.main.view("plan").stale is not None)
             await idle(pilot)
 
@@ -188,7 +191,7 @@ class TestDialogs:
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
 
     def test_store_that_cannot_open(self, snap_compare: Any) -> None:
-        from tui.app import RecallApp
+        from recall_tui.app import RecallApp
 
         async def run_before(pilot: Any) -> None:
             await wait_for(pilot, lambda: pilot.app.errors)
@@ -196,3 +199,59 @@ class TestDialogs:
 
         app = RecallApp("sqlite:////nonexistent-recall-folder/recall.db", operator="tester", tune_gc=False)
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+class TestSmallTerminal:
+    """Every dialog and view at 80x24: scrollable, the focused field and the buttons on screen."""
+
+    def test_define_form_tabbed_to_its_buttons(self, snap_compare: Any, make_app: Any) -> None:
+        async def run_before(pilot: Any) -> None:
+            await ready(pilot)
+            await pilot.press("5")
+            await wait_for(pilot, lambda: pilot.app.main.view("registry").all_predicates)
+            await pilot.press("d")
+            await wait_for(pilot, lambda: pilot.app.screen.query("#submit"))
+            while pilot.app.focused is None or pilot.app.focused.id != "submit":
+                await pilot.press("tab")
+            await idle(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SMALL, run_before=run_before)
+
+    def test_promote_preview_keeps_the_notes_table(self, snap_compare: Any, make_app: Any) -> None:
+        async def run_before(pilot: Any) -> None:
+            app = pilot.app
+            await ready(pilot)
+            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await wait_for(pilot, lambda: app.main.view("notes").clusters)
+            await pilot.press("p")
+            await submit_form(pilot, reason="shells")
+            await staged(pilot)
+            await idle(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SMALL, run_before=run_before)
+
+    def test_registry(self, snap_compare: Any, make_app: Any) -> None:
+        async def run_before(pilot: Any) -> None:
+            await ready(pilot)
+            await pilot.press("5")
+            await wait_for(pilot, lambda: pilot.app.main.view("registry").all_predicates)
+            await idle(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SMALL, run_before=run_before)
+
+    def test_conflicts(self, snap_compare: Any, make_app: Any) -> None:
+        async def run_before(pilot: Any) -> None:
+            await ready(pilot)
+            await pilot.press("6")
+            await wait_for(pilot, lambda: pilot.app.main.view("conflicts").items)
+            await idle(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SMALL, run_before=run_before)
+
+    def test_apply_dialog(self, snap_compare: Any, make_app: Any) -> None:
+        async def run_before(pilot: Any) -> None:
+            await plan_preview(pilot)
+            await pilot.press("A")
+            await idle(pilot)
+
+        assert snap_compare(make_app(), terminal_size=SMALL, run_before=run_before)

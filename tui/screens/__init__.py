@@ -1,1 +1,1 @@
-"""The console's screens and views: one file each."""
+"""The console's screens: the main screen and its dialogs (forms, confirmations, help)."""

@@ -1,4 +1,9 @@
-"""A small form in a modal: the arguments of one staging action."""
+"""A small form in a modal: the arguments of one staging action.
+
+The fields scroll between the title and the buttons, which stay on screen: at 80x24
+a long form (Define, Redefine) keeps its buttons visible, and Tab scrolls the
+focused field into view.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Select
+
+from ..services import AppNode
+
+CHROME = 12  # rows a dialog spends outside its fields: borders, padding, title, note, buttons
 
 
 @dataclass(frozen=True)
@@ -24,7 +34,7 @@ class Field:
     help: str = ""
 
 
-class FormScreen(ModalScreen["dict[str, Any] | None"]):
+class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
     """Dismisses with the values by field name, or None when cancelled."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("ctrl+s", "submit", "Stage")]
@@ -72,9 +82,16 @@ class FormScreen(ModalScreen["dict[str, Any] | None"]):
                 out[f.name] = w.value
             elif isinstance(w, Select):
                 out[f.name] = None if w.value is Select.BLANK else w.value
-            else:
-                out[f.name] = w.value.strip()  # type: ignore[attr-defined]
+            elif isinstance(w, Input):
+                out[f.name] = w.value.strip()
         return out
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The fields take what the terminal leaves them; the buttons never leave the screen."""
+        self.query_one(".form-fields").styles.max_height = max(3, event.size.height - CHROME)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        event.widget.scroll_visible(animate=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -11,25 +13,28 @@ from textual.widgets import Footer, Input, Label, LoadingIndicator, Static, Tabb
 from recall_engine.instants import parse_instant
 
 from .. import format as fmt
-from ..messages import PairChosen, StagePlan, StoreChanged, SubjectChosen
+from ..messages import PairChosen, Selection, ShowView, StagePlan, StepPair, StoreChanged, SubjectChosen, TrayChanged
+from ..services import AppNode
 from ..widgets.subject_list import SubjectList
 from ..widgets.view_tabs import ViewTabs
-from .diff import DiffView
-from .explain import ExplainView
-from .history import HistoryView
-from .pairs import PairsView
-from .plan import PlanTray
-from .queues import QueuesView
-from .registry import RegistryView
+from ..views.diff import DiffView
+from ..views.explain import ExplainView
+from ..views.history import HistoryView
+from ..views.pairs import PairsView
+from ..views.plan import PlanTray
+from ..views.queues import QueuesView
+from ..views.registry import RegistryView
 
 VIEWS = ("pairs", "history", "explain", "diff", "registry", "queues", "plan")
 TITLES = {"pairs": "1 Pairs", "history": "2 History", "explain": "3 Explain", "diff": "4 Diff",
           "registry": "5 Registry", "queues": "6 Queues", "plan": "7 Plan"}
 QUEUES = ("conflicts", "vocab", "notes")
+READ_ONLY = ("The store is open read-only (--read-only): staging, apply and review decisions are off. "
+             "Open it without --read-only to change it.")
 REVEAL_AFTER = 0.25  # seconds a pair's view may take to read before it is shown without its data
 
 
-class MainScreen(Screen[None]):
+class MainScreen(AppNode, Screen[None]):
     """Holds the selection (subject, pair); views read it and load what they show."""
 
     AUTO_FOCUS = ""  # the focus is given explicitly: to the visible view's list
@@ -48,7 +53,7 @@ class MainScreen(Screen[None]):
             yield Label("recall-admin", id="brand")
             yield Input(placeholder="/ search memory", id="search", compact=True)
             yield Label("as of", classes="bar-label")
-            yield Input(placeholder="now (a)", id="as-of", compact=True)
+            yield Input(placeholder="blank: now (a)", id="as-of", compact=True)
             yield Label("no plan staged", id="plan-badge")
         with Horizontal(id="body"):
             yield SubjectList(id="sidebar")
@@ -76,7 +81,7 @@ class MainScreen(Screen[None]):
         # number keys switch views; the tab strips stay out of the focus chain so Tab moves between lists
         for tabs in self.query(Tabs):
             tabs.can_focus = False
-        self.app.open_session()  # type: ignore[attr-defined]
+        self.app.open_session()
 
     NARROW = 100  # below this many columns the subjects start hidden (b shows them)
 
@@ -100,7 +105,9 @@ class MainScreen(Screen[None]):
     def session_ready(self) -> None:
         app = self.app
         self.add_class("-ready")
-        self.query_one(SubjectList).show_store(app.session, app.read_only)  # type: ignore[attr-defined]
+        self.update_plan_badge()
+        assert app.session is not None
+        self.query_one(SubjectList).show_store(app.session, app.read_only)
         self.query_one(SubjectList).load()
         if self.has_class("-sidebar"):
             self.set_focus(self.query_one(SubjectList).table)
@@ -114,7 +121,12 @@ class MainScreen(Screen[None]):
 
     # --- views -----------------------------------------------------------------------
 
-    def view(self, name: str):  # type: ignore[no-untyped-def]
+    @property
+    def selection(self) -> Selection:
+        return Selection(self.subject, self.predicate, self.app.as_of)
+
+    def view(self, name: str) -> Any:
+        """A view by name (each view has its own class; callers know which they asked for)."""
         ids = {"pairs": "#pairs-view", "history": "#history-view", "explain": "#explain-view", "diff": "#diff-view",
                "registry": "#registry-view", "queues": "#queues-view", "plan": "#plan-view",
                "conflicts": "#conflicts", "vocab": "#vocab", "notes": "#notes"}
@@ -169,13 +181,13 @@ class MainScreen(Screen[None]):
             self._load_if_stale(pane.removeprefix("q-"))
 
     def _load_if_stale(self, name: str) -> None:
-        if self.app.session is None:  # type: ignore[attr-defined]
+        if self.app.session is None:
             return
         if name == "queues":
             return
         if name in self.stale:
             self.stale.discard(name)
-            self.view(name).refresh_data()
+            self.view(name).refresh_data(self.selection)
 
     def invalidate(self, *names: str) -> None:
         """Mark views to re-read; the visible one re-reads now."""
@@ -225,11 +237,18 @@ class MainScreen(Screen[None]):
                 self._reveal = None
                 self.show_view(name)
 
-        self.view(name).refresh_data(on_shown=reveal)
+        self.view(name).refresh_data(self.selection, on_shown=reveal)
         self.set_timer(REVEAL_AFTER, reveal)
 
+    def on_step_pair(self, message: StepPair) -> None:
+        self.step_pair(message.delta)
+
+    def on_show_view(self, message: ShowView) -> None:
+        self.show_view(message.name)
+
     def step_pair(self, delta: int) -> None:
-        """Move to the pair above or below in the subject's list (from history and explain)."""
+        """Move to the pair above or below in the subject's list, from any view (also right after a
+        subject was chosen in the filter: the pairs are read even when their view is hidden)."""
         pairs = self.view("pairs")
         rows = pairs.rows
         if not rows:
@@ -243,6 +262,8 @@ class MainScreen(Screen[None]):
             self.predicate = rows[index].predicate
             self.stale.update({"history", "explain"})
             self._load_if_stale(self.active)
+        if self.active not in ("pairs", "history", "explain"):
+            self.show_view("pairs")
 
     # --- as of -------------------------------------------------------------------------
 
@@ -259,9 +280,9 @@ class MainScreen(Screen[None]):
         try:
             at = parse_instant(raw, what="as of") if raw else None
         except Exception as exc:
-            self.app.report_error(exc)  # type: ignore[attr-defined]
+            self.app.report_error(exc)
             return
-        self.app.as_of = at  # type: ignore[attr-defined]
+        self.app.as_of = at
         self.focus_active()
 
     def as_of_changed(self, at: int | None) -> None:
@@ -275,27 +296,21 @@ class MainScreen(Screen[None]):
     # --- plans and writes -------------------------------------------------------------
 
     def on_stage_plan(self, message: StagePlan) -> None:
-        tray = self.query_one(PlanTray)
-        if tray.busy:
-            self.app.notify("A plan is being previewed; wait for it, then stage again.", severity="warning")
+        if self.app.read_only:
+            self.app.notify(READ_ONLY, title="read-only", severity="warning", markup=False)
             return
-        if tray.recipe is not None:
-            self.app.notify(f"Replaced the staged plan ({tray.recipe.title}).", markup=False)
-        tray.stage(message.recipe)
+        self.query_one(PlanTray).stage(message.recipe)
         self.show_view("plan")
 
+    def on_tray_changed(self, message: TrayChanged) -> None:
+        self.update_plan_badge()
+
     def update_plan_badge(self) -> None:
-        tray = self.query_one(PlanTray)
         badge = self.query_one("#plan-badge", Label)
-        if tray.recipe is None:
-            badge.update("no plan staged")
-        elif tray.busy:
-            badge.update(f"[yellow]previewing: {fmt.esc(fmt.clip(tray.recipe.title, 30))}[/yellow]")
-        elif tray.stale:
-            badge.update(f"[red]stale plan: {fmt.esc(fmt.clip(tray.recipe.title, 30))}[/red]")
-        elif tray.preview is not None:
-            n = tray.preview.impact.answers_changed
-            badge.update(f"[b]plan:[/b] {fmt.esc(fmt.clip(tray.recipe.title, 30))} ({n} answer(s) change)")
+        if self.app.read_only:
+            badge.update("[b]read-only[/b]: staging and apply are off")
+            return
+        badge.update(self.query_one(PlanTray).badge())
 
     def on_store_changed(self, message: StoreChanged) -> None:
         self.query_one(SubjectList).load()

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.timer import Timer
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Label
 
 from recall_admin import browse
 
 from .. import format as fmt
-from ..messages import SubjectChosen
+from ..messages import ShowView, SubjectChosen
+from recall_admin.session import Session
+
 from ..services import ServiceCalls
 
 FILTER_DELAY = 0.15  # seconds of typing pause before the store is asked
@@ -22,7 +25,7 @@ class SubjectList(ServiceCalls, Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.subjects: list[tuple[str, int]] = []
-        self._timer = None
+        self._timer: Timer | None = None
         self._loaded_prefix: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -34,7 +37,7 @@ class SubjectList(ServiceCalls, Vertical):
         yield Label("", id="subject-count")
         yield Label("", id="store-label")
 
-    def show_store(self, session, read_only: bool) -> None:  # type: ignore[no-untyped-def]
+    def show_store(self, session: Session, read_only: bool) -> None:
         """Which store, collection and operator the console works on."""
         ro = " · [b]read-only[/b]" if read_only else ""
         url = session.display_url
@@ -49,7 +52,7 @@ class SubjectList(ServiceCalls, Vertical):
     def load(self, prefix: str | None = None) -> None:
         if prefix is None:
             prefix = self.query_one("#subject-filter", Input).value
-        memory = self.app.memory  # type: ignore[attr-defined]
+        memory = self.app.memory
         self.call_service(browse.list_subjects, memory, prefix, then=lambda rows: self._show(prefix, rows),
                           group="subjects")
 
@@ -98,13 +101,13 @@ class SubjectList(ServiceCalls, Vertical):
         if event.input.id != "subject-filter":
             return
         event.stop()
-        self.screen.set_focus(self.table)
+        self.table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a subject: into its pairs."""
         if event.data_table.id == "subject-table":
             event.stop()
-            self.app.action_show_view("pairs")  # type: ignore[attr-defined]
+            self.post_message(ShowView("pairs"))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id != "subject-table":

@@ -19,30 +19,43 @@ from recall_engine.values import VALUE_TYPES
 
 from .. import format as fmt
 from ..actions import bindings
-from ..messages import StagePlan, StoreChanged
-from ..widgets.view_tabs import ViewTabs
+from ..messages import Selection, StagePlan, StoreChanged
+from ..screens.confirm import ConfirmScreen
+from ..screens.form import Field, FormScreen
 from ..services import ServiceCalls
 from ..staging import Recipe
-from .confirm import ConfirmScreen
-from .form import Field, FormScreen
+from ..widgets.view_tabs import ViewTabs
+from .tabs import step_tab
 
 NOTES_SHOWN = 500
 
 
-def _table(id: str, *columns: str) -> DataTable:
-    t: DataTable = DataTable(id=id, cursor_type="row")
+STAGING = {"keep", "exclude", "dismiss", "merge", "split", "never", "promote", "promote_note", "promote_match"}
+
+
+class Queue(ServiceCalls, Vertical):
+    """A review queue: its staging and writing actions are off (shown dimmed) on a read-only store."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in STAGING and self.app.read_only:
+            return None
+        return True
+
+
+def _table(id: str, *columns: str) -> DataTable[Any]:
+    t: DataTable[Any] = DataTable(id=id, cursor_type="row")
     for c in columns:
         t.add_column(c)
     return t
 
 
-def _row(table: DataTable, items: list[Any]) -> Any | None:
+def _row(table: DataTable[Any], items: list[Any]) -> Any | None:
     if not items or not (0 <= table.cursor_row < len(items)):
         return None
     return items[table.cursor_row]
 
 
-class ConflictsView(ServiceCalls, Vertical):
+class ConflictsView(Queue):
     """One subject holding one value under two or more typed predicates now."""
 
     BINDINGS = bindings("conflicts")
@@ -54,13 +67,12 @@ class ConflictsView(ServiceCalls, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("Conflicts: reading…", id="conflicts-title", classes="view-title")
-        yield _table("conflicts-table", "subject", "value", "predicates", "latest", "group")
+        yield _table("conflicts-table", "subject", "value", "predicates", "latest (UTC day)", "group")
         with VerticalScroll(classes="detail-box"):
             yield Static("", id="conflict-detail")
 
-    def refresh_data(self) -> None:
-        self.call_service(conflicts_svc.find_conflicts, self.app.memory, then=self._show,  # type: ignore[attr-defined]
-                          group="conflicts")
+    def refresh_data(self, sel: Selection | None = None) -> None:
+        self.call_service(conflicts_svc.find_conflicts, self.app.memory, then=self._show, group="conflicts")
 
     def _show(self, listing: conflicts_svc.Listing) -> None:
         self.listing, self.items = listing, listing.conflicts
@@ -80,11 +92,12 @@ class ConflictsView(ServiceCalls, Vertical):
         if c is None:
             box.update(Text("No open conflict.", style="dim"))
             return
-        parts: list[Any] = [Text(f"{c.subject} holds {fmt.values([c.value])!s} under {len(c.held)} predicates "
-                                 f"({c.id})", style="bold")]
+        parts: list[Any] = [Text(f"{fmt.text(c.subject)} holds {fmt.values([c.value])} under {len(c.held)} "
+                                 f"predicates ({c.id})", style="bold")]
         for b in c.held:
-            t = Text(f"  {b.predicate}", style="magenta")
-            t.append(f"  since {fmt.instant(b.observed_at)} · {b.source} · confidence {b.confidence:g}", style="dim")
+            t = Text(f"  {fmt.text(b.predicate)}", style="magenta")
+            t.append(f"  since {fmt.instant(b.observed_at)} · {fmt.text(b.source)} · confidence {b.confidence:g}",
+                     style="dim")
             if b.evidence:
                 t.append(f"\n     evidence: {fmt.clip(b.evidence, 100)}")
             parts.append(t)
@@ -106,7 +119,7 @@ class ConflictsView(ServiceCalls, Vertical):
         c = self.current
         if c is None:
             return
-        fields = [Field("keep", f"{c.subject}: keep which predicate's {fmt.values([c.value])}?", "select",
+        fields = [Field("keep", f"{fmt.text(c.subject)}: keep which predicate's {fmt.values([c.value])}?", "select",
                         c.predicates[0], tuple((p, p) for p in c.predicates))]
 
         def done(v: dict[str, Any] | None) -> None:
@@ -139,23 +152,24 @@ class ConflictsView(ServiceCalls, Vertical):
         if c is None:
             return
 
-        def done(yes: bool | None) -> None:
-            if not yes:
+        def done(v: dict[str, Any] | None) -> None:
+            if v is None:
                 return
             app = self.app
-            self.call_service(conflicts_svc.dismiss, app.memory, [c], app.operator,  # type: ignore[attr-defined]
+            self.call_service(conflicts_svc.dismiss, app.memory, [c], app.operator, v.get("reason", ""),
                               then=lambda ids: self._dismissed(c, ids), group="dismiss")
 
-        body = Text(f"{c.subject}: {fmt.values([c.value])} under {', '.join(c.predicates)}\n\n"
-                    "A review decision is appended; the conflict stays hidden until either belief changes.")
-        self.app.ask(ConfirmScreen("Dismiss this conflict?", body, yes="Dismiss"), done)
+        note = (f"{fmt.text(c.subject)}: {fmt.values([c.value])} under {', '.join(c.predicates)}. A review decision "
+                "is written now; the conflict stays hidden until either belief changes.")
+        self.app.ask(FormScreen("Dismiss this conflict?", [Field("reason", "reason", placeholder="why it is fine")],
+                                submit="Dismiss", note=note), done)
 
     def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
         self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}", markup=False)
         self.post_message(StoreChanged("dismiss"))
 
 
-class VocabView(ServiceCalls, Vertical):
+class VocabView(Queue):
     """Names agents invented or matched automatically, and near-duplicate clusters."""
 
     BINDINGS = bindings("vocab")
@@ -171,11 +185,11 @@ class VocabView(ServiceCalls, Vertical):
         yield Label("Near-duplicate suggestions", classes="view-title")
         yield _table("suggest-table", "names", "score", "merge into", "why")
 
-    def refresh_data(self) -> None:
+    def refresh_data(self, sel: Selection | None = None) -> None:
         def load(memory: Any) -> tuple[list[vocab_svc.InboxEntry], list[vocab_svc.Cluster]]:
             return vocab_svc.inbox(memory), vocab_svc.suggest(memory)
 
-        self.call_service(load, self.app.memory, then=self._show, group="vocab")  # type: ignore[attr-defined]
+        self.call_service(load, self.app.memory, then=self._show, group="vocab")
 
     def _show(self, data: tuple[list[vocab_svc.InboxEntry], list[vocab_svc.Cluster]]) -> None:
         self.entries, self.clusters = data
@@ -183,7 +197,7 @@ class VocabView(ServiceCalls, Vertical):
         inbox.clear()
         for e in self.entries:
             fw = e.first_write
-            by = f"{fw.subject}: {fmt.clip(fmt.values([fw.value]), 24)} ({fw.source})" if fw else "—"
+            by = f"{fw.subject}: {fmt.clip(fmt.values([fw.value]), 24)} ({fw.source})" if fw else "—"  # cells: visible
             inbox.add_row(*fmt.cells(e.name, e.origin, e.into or "—", f"{e.score:.2f}" if e.score is not None else "—",
                                      e.status, f"{e.events:,}", by))
         sug = self.query_one("#suggest-table", DataTable)
@@ -235,7 +249,7 @@ class VocabView(ServiceCalls, Vertical):
             if not yes:
                 return
             app = self.app
-            self.call_service(vocab_svc.never, app.memory, pairs, app.operator,  # type: ignore[attr-defined]
+            self.call_service(vocab_svc.never, app.memory, pairs, app.operator,
                               then=lambda ids: self._recorded(c), group="never")
 
         body = Text(f"{', '.join(c.names)} will not be suggested for a merge again (a review decision).")
@@ -246,7 +260,7 @@ class VocabView(ServiceCalls, Vertical):
         self.post_message(StoreChanged("never"))
 
 
-class NotesView(ServiceCalls, Vertical):
+class NotesView(Queue):
     """Notes held now, and clusters of notes that look like one kind of fact."""
 
     BINDINGS = bindings("notes")
@@ -262,13 +276,13 @@ class NotesView(ServiceCalls, Vertical):
         with VerticalScroll(classes="detail-box"):
             yield Static("", id="cluster-detail")
         yield Label("Notes held now, most recent first", classes="view-title")
-        yield _table("notes-table", "subject", "note", "at", "source")
+        yield _table("notes-table", "subject", "note", "day (UTC)", "source", "event")
 
-    def refresh_data(self) -> None:
+    def refresh_data(self, sel: Selection | None = None) -> None:
         def load(memory: Any) -> tuple[list[Any], list[notes_svc.NoteCluster]]:
             return notes_svc.list_notes(memory, limit=NOTES_SHOWN), notes_svc.note_clusters(memory)
 
-        self.call_service(load, self.app.memory, then=self._show, group="notes")  # type: ignore[attr-defined]
+        self.call_service(load, self.app.memory, then=self._show, group="notes")
 
     def _show(self, data: tuple[list[Any], list[notes_svc.NoteCluster]]) -> None:
         self.notes, self.clusters = data
@@ -281,7 +295,8 @@ class NotesView(ServiceCalls, Vertical):
         nt = self.query_one("#notes-table", DataTable)
         nt.clear()
         for b in self.notes:
-            nt.add_row(*fmt.cells(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source))
+            nt.add_row(*fmt.cells(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source,
+                                  b.event_id))
         self.query_one("#notes-title", Label).update(
             f"Note clusters — {len(self.clusters)} cluster(s) over {len(self.notes)} note(s)"
         )
@@ -304,51 +319,77 @@ class NotesView(ServiceCalls, Vertical):
             return
         t = Text()
         for nv in c.notes:
-            t.append(f"{nv.note.subject}: ", style="cyan")
+            t.append(f"{fmt.text(nv.note.subject)}: ", style="cyan")
             t.append(fmt.clip(str(nv.note.value), 50))
             if nv.value is not None:
-                t.append(f"  → {nv.value}\n", style="green")
+                t.append(f"  → {fmt.values([nv.value])}\n", style="green")
             else:
-                t.append(f"  stays a note: {nv.error}\n", style="yellow")
+                t.append(f"  stays a note: {fmt.text(nv.error)}\n", style="yellow")
         box.update(t)
+
+    @property
+    def current_note(self) -> Any | None:
+        return _row(self.query_one("#notes-table", DataTable), self.notes)
 
     def action_promote(self) -> None:
         c = self.current
         if c is None:
             self.app.notify("No note cluster to promote.", severity="warning")
             return
-        new = not c.predicate
-        fields = [Field("predicate", "promote into predicate", value=c.predicate or c.new_name)]
-        if new:
-            fields += [
-                Field("define", "define it (a new predicate)", "check", True),
-                Field("cardinality", "cardinality", "select", "single", tuple((x, x) for x in CARDINALITIES)),
-                Field("value_type", "value type", "select", "string", tuple((x, x) for x in VALUE_TYPES)),
-                Field("description", "description"),
-            ]
-        fields.append(Field("reason", "reason"))
+        cid = c.id
+        self._promote(f"Promote cluster {c.id}", c.predicate or c.new_name, not c.predicate, [],
+                      lambda st, pred, define, reason, v: notes_svc.promote_plan(
+                          st, pred, cluster=cid, define=define, reason=reason),
+                      f"{len(c.notes)} note(s)", note="about: " + fmt.text(", ".join(c.about)))
+
+    def action_promote_note(self) -> None:
+        b = self.current_note
+        if b is None:
+            self.app.notify("No note held now to promote.", severity="warning")
+            return
+        event_id = b.event_id
+        self._promote("Promote one note", "", True,
+                      [Field("value", "its value under the predicate", placeholder="the typed value")],
+                      lambda st, pred, define, reason, v: notes_svc.promote_plan(
+                          st, pred, notes={event_id: v.get("value", "")}, define=define, reason=reason),
+                      f"note {event_id}", note=f"{fmt.text(b.subject)}: {fmt.clip(str(b.value), 200)}")
+
+    def action_promote_match(self) -> None:
+        fields = [Field("match", "notes matching (a regular expression)",
+                        placeholder="the group named 'value' (or the first) is the value"),
+                  Field("subject", "only this subject's notes", placeholder="blank: every subject")]
+        self._promote("Promote notes by regex", "", True, fields,
+                      lambda st, pred, define, reason, v: notes_svc.promote_plan(
+                          st, pred, match=v.get("match", ""), subject=v.get("subject") or None, define=define,
+                          reason=reason),
+                      "notes matching a regex")
+
+    def _promote(self, title: str, predicate: str, new: bool, extra: list[Field], plan: Any, what: str,
+                 note: str = "") -> None:
+        """The promote form: the notes (a cluster, one note or a regex), the predicate, and its definition when
+        it is new (defined inside the same plan)."""
+        fields = extra + [Field("predicate", "promote into predicate", value=predicate,
+                                placeholder="an existing predicate, or a new one to define")]
+        fields += [
+            Field("define", "define it in the same plan (a new predicate)", "check", new),
+            Field("cardinality", "cardinality (when defined)", "select", "single", tuple((x, x) for x in CARDINALITIES)),
+            Field("value_type", "value type (when defined)", "select", "string", tuple((x, x) for x in VALUE_TYPES)),
+            Field("description", "description (when defined)", placeholder="what it records"),
+            Field("reason", "reason", placeholder="why, for the registry log"),
+        ]
 
         def done(v: dict[str, Any] | None) -> None:
             if not v or not v.get("predicate"):
                 return
-            cid, pred, reason = c.id, v["predicate"], v.get("reason", "")
+            pred, reason = v["predicate"], v.get("reason", "")
             define = None
             if v.get("define"):
                 define = Definition(pred, v.get("cardinality") or "single", v.get("value_type") or "string",
                                     v.get("description", ""))
+            self.post_message(StagePlan(Recipe(f"promote {what} into {pred}",
+                                               lambda st: plan(st, pred, define, reason, v), "notes")))
 
-            def build(st: Any) -> Any:
-                return notes_svc.promote_plan(st, pred, cluster=cid, define=define, reason=reason)
-
-            self.post_message(StagePlan(Recipe(f"promote {len(c.notes)} note(s) into {pred}", build, "notes")))
-
-        self.app.ask(FormScreen(f"Promote cluster {c.id}", fields, note="about: " + ", ".join(c.about)), done)
-
-
-def step_tab(tabs: TabbedContent, delta: int) -> None:
-    ids = [p.id for p in tabs.query(TabPane) if p.parent is not None and p.parent.parent is tabs]
-    if tabs.active in ids:
-        tabs.active = ids[(ids.index(tabs.active) + delta) % len(ids)]
+        self.app.ask(FormScreen(title, fields, note=note), done)
 
 
 class QueuesView(Vertical):
@@ -368,8 +409,12 @@ class QueuesView(Vertical):
 
     def action_next_tab(self) -> None:
         step_tab(self.query_one("#queue-tabs", TabbedContent), 1)
-        self.screen.focus_active()  # type: ignore[attr-defined]
+        self._focus()
 
     def action_prev_tab(self) -> None:
         step_tab(self.query_one("#queue-tabs", TabbedContent), -1)
-        self.screen.focus_active()  # type: ignore[attr-defined]
+        self._focus()
+
+    def _focus(self) -> None:
+        inner = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")
+        self.query_one({"conflicts": "#conflicts-table", "vocab": "#inbox-table", "notes": "#clusters-table"}[inner]).focus()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import time
 
@@ -16,13 +16,14 @@ from recall_admin.browse import PairHistory
 
 from .. import format as fmt
 from ..actions import bindings
+from ..messages import Selection, ShowView
 from ..services import ServiceCalls
 from ..widgets.step_table import Column, StepTable
 from ..widgets.timeline_chart import TimelineChart
 
 ACTION_STYLE = {"assert": "green", "retract": "red", "retract_all": "red", "exclude": "yellow",
                 "replaces": "yellow", "promote": "magenta"}
-COLUMNS = [Column("at", 19), Column("action", 22), Column("value", 28), Column("before → after", 48),
+COLUMNS = [Column("at (UTC)", 19), Column("action", 22), Column("value", 28), Column("before → after", 48),
            Column("source", 14), Column("stored as", 22), Column("evidence", 120)]
 
 
@@ -36,7 +37,7 @@ class StepRows(Sequence):
     def __len__(self) -> int:
         return len(self.h.steps)
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, i: Any) -> Any:  # a table asks for one row at a time
         row = self.cache.get(i)
         if row is None:
             s = self.h.steps[i]
@@ -48,13 +49,13 @@ class StepRows(Sequence):
                 if elsewhere:
                     action += "; replaced " + ", ".join(f"{r.predicate}: {fmt.values([r.value])}" for r in elsewhere)
             row = self.cache[i] = (
-                (fmt.instant(s.at), "dim"),
+                (fmt.instant(s.at)[:19], "dim"),  # the column's header says UTC
                 (action, ACTION_STYLE.get(s.action, "")),
                 (fmt.values([s.value]) if s.value is not None else "(every value)", "bold"),
                 (f"{fmt.values(s.before)} → {fmt.values(s.after)}", ""),
-                (s.source, ""),
-                (s.stored_as, "magenta" if s.stored_as != self.h.predicate else "dim"),
-                (s.evidence, "italic"),
+                (fmt.text(s.source), ""),
+                (fmt.text(s.stored_as), "magenta" if s.stored_as != self.h.predicate else "dim"),
+                (fmt.text(s.evidence), "italic"),
             )
         return row
 
@@ -74,21 +75,19 @@ class HistoryView(ServiceCalls, Vertical):
         yield TimelineChart(id="timeline")
         yield StepTable(COLUMNS, id="history-table")
 
-    def refresh_data(self, on_shown: Callable[[], None] | None = None) -> None:
-        screen = self.screen
-        subject, predicate = screen.subject, screen.predicate  # type: ignore[attr-defined]
+    def refresh_data(self, sel: Selection, on_shown: Callable[[], None] | None = None) -> None:
+        subject, predicate = sel.subject, sel.predicate
         if not subject or not predicate:
             return
         app = self.app
         self.query_one("#history-title", Label).update(
             f"[b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b] — reading…")
-        self.call_service(browse.pair_history, app.memory, subject, predicate, app.as_of,  # type: ignore[attr-defined]
-                          then=lambda data: self._show(data, on_shown), failed=lambda _: on_shown and on_shown(),
-                          group="history")
+        self.call_service(browse.pair_history, app.memory, subject, predicate, sel.as_of,
+                          then=lambda data: self._show(data, sel.as_of, on_shown),
+                          failed=lambda _: on_shown and on_shown(), group="history")
 
-    def _show(self, h: PairHistory, on_shown: Callable[[], None] | None = None) -> None:
+    def _show(self, h: PairHistory, as_of: int | None, on_shown: Callable[[], None] | None = None) -> None:
         self.data = h
-        as_of = self.app.as_of  # type: ignore[attr-defined]
         self.query_one("#history-title", Label).update(
             f"[b]{fmt.esc(h.subject)}[/b] · [b]{fmt.esc(h.predicate)}[/b] — {len(h.steps)} step(s), oldest first"
         )
@@ -111,11 +110,5 @@ class HistoryView(ServiceCalls, Vertical):
         if on_shown is not None:
             on_shown()
 
-    def action_prev_pair(self) -> None:
-        self.screen.step_pair(-1)  # type: ignore[attr-defined]
-
-    def action_next_pair(self) -> None:
-        self.screen.step_pair(1)  # type: ignore[attr-defined]
-
     def action_explain(self) -> None:
-        self.screen.show_view("explain")  # type: ignore[attr-defined]
+        self.post_message(ShowView("explain"))

@@ -16,6 +16,7 @@ from recall_admin.browse import AnswerExplanation
 
 from .. import format as fmt
 from ..actions import bindings
+from ..messages import Selection
 from ..services import ServiceCalls
 
 
@@ -37,7 +38,7 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
     x = a.explanation
     parts: list[RenderableType] = []
     head = Text()
-    head.append(f"{x.subject} · {x.predicate}", style="bold")
+    head.append(f"{fmt.text(x.subject)} · {fmt.text(x.predicate)}", style="bold")
     head.append(f" as of {fmt.instant(x.at)}: ", style="dim")
     head.append(fmt.values([b.value for b in x.beliefs]), style="bold green")
     parts.append(head)
@@ -45,7 +46,7 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
     why = _table("Why each value", "value", "held", "reason", "event", "at")
     for r in x.reasons:
         why.add_row(*fmt.cells(fmt.values([r.value]), Text("yes", style="green") if r.held else Text("no", style="red"),
-                               r.reason, r.event_id, fmt.instant(r.at)))
+                               fmt.text(r.reason), fmt.text(r.event_id), fmt.instant(r.at)))
     parts.append(why)
 
     rule = Text()
@@ -56,21 +57,22 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
     else:
         rule.append(f"  {d.cardinality}-valued {d.value_type or 'string'}", style="bold")
         if d.excludes:
-            rule.append(f"; excludes {', '.join(d.excludes)}")
+            rule.append(f"; excludes {fmt.text(', '.join(d.excludes))}")
         if d.historical:
             rule.append("; historical (only an explicit retraction withdraws a value)")
         if d.allowed:
-            rule.append(f"; allowed {', '.join(d.allowed)}")
+            rule.append(f"; allowed {fmt.text(', '.join(d.allowed))}")
         if a.deciding_record is not None:
-            r = x.rules[a.deciding_record]
-            rule.append(f"\n  set by {r.op} of {r.name} at {fmt.instant(r.at)}: {r.change}", style="dim")
+            deciding = x.rules[a.deciding_record]
+            rule.append(f"\n  set by {deciding.op} of {fmt.text(deciding.name)} at {fmt.instant(deciding.at)}: "
+                        f"{fmt.text(deciding.change)}", style="dim")
     parts.append(rule)
 
     rules = _table("Registry events that govern it, oldest first", "at", "op", "name", "change", "operator", "plan")
-    for i, r in enumerate(x.rules):
+    for i, rec in enumerate(x.rules):
         style = "bold" if i == a.deciding_record else ""
-        rules.add_row(*fmt.cells(fmt.instant(r.at), r.op, r.name, r.change, r.record.operator or "—",
-                                 r.record.plan or "—"), style=style)
+        rules.add_row(*fmt.cells(fmt.instant(rec.at), rec.op, rec.name, rec.change, rec.record.operator or "—",
+                                 rec.record.plan or "—"), style=style)
     parts.append(rules)
 
     events = _table("Its events, oldest first (dim: after the instant)", "at", "event", "value", "stored as",
@@ -96,15 +98,14 @@ class ExplainView(ServiceCalls, Vertical):
         with VerticalScroll(id="explain-scroll"):
             yield Static("", id="explain-body")
 
-    def refresh_data(self, on_shown: Callable[[], None] | None = None) -> None:
-        screen = self.screen
-        subject, predicate = screen.subject, screen.predicate  # type: ignore[attr-defined]
+    def refresh_data(self, sel: Selection, on_shown: Callable[[], None] | None = None) -> None:
+        subject, predicate = sel.subject, sel.predicate
         if not subject or not predicate:
             return
         app = self.app
         self.query_one("#explain-title", Label).update(
             f"Explaining [b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b]…")
-        self.call_service(browse.explain_answer, app.memory, subject, predicate, app.as_of,  # type: ignore[attr-defined]
+        self.call_service(browse.explain_answer, app.memory, subject, predicate, sel.as_of,
                           then=lambda data: self._show(data, on_shown), failed=lambda _: on_shown and on_shown(),
                           group="explain")
 
@@ -113,14 +114,10 @@ class ExplainView(ServiceCalls, Vertical):
         x = a.explanation
         self.query_one("#explain-title", Label).update(
             f"Why [b]{fmt.esc(x.subject)}[/b] · [b]{fmt.esc(x.predicate)}[/b] answers what it does, "
-            f"as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
+            f"as of {fmt.instant(x.at)}"
         )
         self.query_one("#explain-body", Static).update(render_explanation(a))
         if on_shown is not None:
             on_shown()
 
-    def action_prev_pair(self) -> None:
-        self.screen.step_pair(-1)  # type: ignore[attr-defined]
 
-    def action_next_pair(self) -> None:
-        self.screen.step_pair(1)  # type: ignore[attr-defined]

@@ -18,7 +18,7 @@ from recall_engine.search import search as engine_search
 
 from .. import format as fmt
 from ..actions import bindings
-from ..messages import PairChosen
+from ..messages import PairChosen, Selection
 from ..services import ServiceCalls
 
 REPLACED = "↺"
@@ -33,11 +33,12 @@ def marks(row: PairRow) -> str:
 def belief_detail(b: Belief) -> Text:
     t = Text()
     t.append(fmt.values([b.value]), style="bold green")
-    t.append(f"   since {fmt.instant(b.observed_at)} · {b.source} · confidence {b.confidence:g} · {b.kind}", style="dim")
+    t.append(f"   since {fmt.instant(b.observed_at)} · {fmt.text(b.source)} · confidence {b.confidence:g} · {b.kind}",
+             style="dim")
     if b.stored_as:
-        t.append(f"\n  stored as {b.stored_as}", style="magenta")
+        t.append(f"\n  stored as {fmt.text(b.stored_as)}", style="magenta")
     if b.promoted_from:
-        t.append(f"\n  promoted from note {b.promoted_from}", style="magenta")
+        t.append(f"\n  promoted from note {fmt.text(b.promoted_from)}", style="magenta")
     if b.evidence:
         t.append("\n  evidence: ", style="dim")
         t.append(fmt.clip(b.evidence, 200))
@@ -47,7 +48,7 @@ def belief_detail(b: Belief) -> Text:
         t.append(f"{where}{fmt.values([r.value])} (held since {fmt.instant(r.observed_at)})")
     for e in b.elsewhere:
         t.append(f"\n  {ELSEWHERE} also held as ", style="yellow")
-        t.append(f"{e.predicate} = {fmt.values([e.value])} (since {fmt.instant(e.observed_at)})")
+        t.append(f"{fmt.text(e.predicate)} = {fmt.values([e.value])} (since {fmt.instant(e.observed_at)})")
     return t
 
 
@@ -62,6 +63,7 @@ class PairsView(ServiceCalls, Vertical):
         self.rows: list[PairRow] = []
         self.hits: list[Belief] = []
         self.loaded_at: float = 0.0  # monotonic time the pairs were last rendered (benchmarks)
+        self.sel = Selection()
 
     def compose(self) -> ComposeResult:
         yield Label("", id="pairs-title", classes="view-title")
@@ -81,30 +83,29 @@ class PairsView(ServiceCalls, Vertical):
 
     # --- loading ---------------------------------------------------------------
 
-    def refresh_data(self) -> None:
-        subject = self.screen.subject  # type: ignore[attr-defined]
+    def refresh_data(self, sel: Selection) -> None:
+        self.sel = sel
+        subject = sel.subject
         if subject is None:
             self.query_one("#pairs-title", Label).update("No subject: the store holds no statements yet.")
             return
-        memory = self.app.memory  # type: ignore[attr-defined]
-        as_of = self.app.as_of  # type: ignore[attr-defined]
-        self.call_service(browse.subject_pairs, memory, subject, as_of,
+        self.call_service(browse.subject_pairs, self.app.memory, subject, sel.as_of,
                           then=lambda rows: self._show(subject, rows), group="pairs")
 
     def _show(self, subject: str, rows: list[PairRow]) -> None:
         table = self.query_one("#pairs-table", DataTable)
-        keep = self.screen.predicate if subject == self.subject else None  # type: ignore[attr-defined]
+        keep = self.sel.predicate if subject == self.subject else None
         self.subject, self.rows = subject, rows
         table.clear()
         for r in rows:
             table.add_row(
-                Text(r.predicate, style="dim" if not r.beliefs else ""),
+                Text(fmt.text(r.predicate), style="dim" if not r.beliefs else ""),
                 Text(fmt.clip(fmt.values(r.values), 60), style="" if r.beliefs else "dim"),
                 Text(marks(r), style="bold cyan"),
                 f"{r.events:,}",
                 key=r.predicate,
             )
-        as_of = self.app.as_of  # type: ignore[attr-defined]
+        as_of = self.sel.as_of
         self.query_one("#pairs-title", Label).update(
             f"[b]{fmt.esc(subject)}[/b] — {len(rows)} pair(s), answers as of {fmt.instant(as_of)}"
             f"   [dim]{REPLACED} replaced earlier · {ELSEWHERE} held elsewhere[/dim]"
@@ -117,18 +118,18 @@ class PairsView(ServiceCalls, Vertical):
         else:
             self.query_one("#pair-detail", Static).update(Text("This subject has no pairs.", style="dim"))
         if not self.loaded_at:
-            self.app.first_screen_ready()  # type: ignore[attr-defined]
+            self.app.first_screen_ready()
         self.loaded_at = time.monotonic()
 
     def _detail(self, row: PairRow) -> None:
-        parts: list[Any] = [Text(f"{row.subject} · {row.predicate}", style="bold")]
+        parts: list[Any] = [Text(f"{fmt.text(row.subject)} · {fmt.text(row.predicate)}", style="bold")]
         if row.beliefs:
             parts.extend(belief_detail(b) for b in row.beliefs)
         else:
-            parts.append(Text(f"no value held as of {fmt.instant(self.app.as_of)}; "  # type: ignore[attr-defined]
+            parts.append(Text(f"no value held as of {fmt.instant(self.sel.as_of)}; "
                               f"{row.events} event(s): Enter shows its history", style="dim"))
         if len(row.stored_names) > 1 or (row.stored_names and row.stored_names[0] != row.predicate):
-            parts.append(Text("stored under: " + ", ".join(row.stored_names), style="magenta"))
+            parts.append(Text("stored under: " + fmt.text(", ".join(row.stored_names)), style="magenta"))
         self.query_one("#pair-detail", Static).update(Group(*parts))
 
     @property
@@ -150,7 +151,7 @@ class PairsView(ServiceCalls, Vertical):
         elif event.data_table.id == "search-table" and 0 <= event.cursor_row < len(self.hits):
             b = self.hits[event.cursor_row]
             self.query_one("#pair-detail", Static).update(
-                Group(Text(f"{b.subject} · {b.predicate}", style="bold"), belief_detail(b),
+                Group(Text(f"{fmt.text(b.subject)} · {fmt.text(b.predicate)}", style="bold"), belief_detail(b),
                       Text("Enter opens this pair's history · Escape goes back to the pairs", style="dim")))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -179,9 +180,8 @@ class PairsView(ServiceCalls, Vertical):
         if not text:
             self.close_search()
             return
-        memory = self.app.memory  # type: ignore[attr-defined]
         self.query_one("#pairs-title", Label).update(f"searching for [b]{fmt.esc(text)}[/b]…")
-        self.call_service(engine_search, memory, text, as_of=self.app.as_of, limit=SEARCH_LIMIT,  # type: ignore[attr-defined]
+        self.call_service(engine_search, self.app.memory, text, as_of=self.app.as_of, limit=SEARCH_LIMIT,
                           then=lambda hits: self._show_hits(text, hits), group="search")
 
     def _show_hits(self, text: str, hits: list[Belief]) -> None:
@@ -195,10 +195,10 @@ class PairsView(ServiceCalls, Vertical):
         self.query_one("#pairs-table", DataTable).display = False
         table.display = True
         self.query_one("#pairs-title", Label).update(
-            f"{len(hits)} answer(s) for [b]{fmt.esc(text)}[/b], as of {fmt.instant(self.app.as_of)}"  # type: ignore[attr-defined]
+            f"{len(hits)} answer(s) for [b]{fmt.esc(text)}[/b], as of {fmt.instant(self.app.as_of)}"
             "   [dim]Enter: history · Escape: back to the pairs[/dim]"
         )
-        self.screen.set_focus(table)
+        table.focus()
         if not hits:
             self.query_one("#pair-detail", Static).update(Text("Nothing found.", style="dim"))
 
@@ -210,7 +210,7 @@ class PairsView(ServiceCalls, Vertical):
             hits.display = False
             pairs = self.query_one("#pairs-table", DataTable)
             pairs.display = True
-            self.screen.set_focus(pairs)
+            pairs.focus()
             if self.subject is not None:
                 self._show(self.subject, self.rows)
         return True

@@ -12,6 +12,7 @@ from recall_engine.instants import parse_instant
 
 from .. import format as fmt
 from ..actions import bindings
+from ..messages import Selection
 from ..services import ServiceCalls
 
 
@@ -25,9 +26,9 @@ class DiffView(ServiceCalls, Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="diff-bar", classes="bar"):
             yield Label("from", classes="bar-label")
-            yield Input(placeholder="2026-05-01", id="diff-from", compact=True)
+            yield Input(placeholder="a day or RFC3339 (i)", id="diff-from", compact=True)
             yield Label("to", classes="bar-label")
-            yield Input(placeholder="now", id="diff-to", compact=True)
+            yield Input(placeholder="blank: now", id="diff-to", compact=True)
             yield Label("subject", classes="bar-label")
             yield Input(placeholder="blank: the whole store", id="diff-subject", compact=True)
             yield Button("Compare", id="diff-go", compact=True, variant="primary")
@@ -35,21 +36,21 @@ class DiffView(ServiceCalls, Vertical):
                     classes="view-title")
         yield LoadingIndicator(id="diff-loading")
         table: DataTable = DataTable(id="diff-table", cursor_type="row")
-        for name in ("subject", "predicate", "before", "after", "began", "stopped"):
+        for name in ("subject", "predicate", "before", "after", "began", "stopped"):  # values, no instants
             table.add_column(name)
         yield table
 
     def on_mount(self) -> None:
         self.query_one("#diff-loading").display = False
 
-    def refresh_data(self) -> None:
-        subject = self.screen.subject  # type: ignore[attr-defined]
+    def refresh_data(self, sel: Selection) -> None:
+        subject = sel.subject
         box = self.query_one("#diff-subject", Input)
         if subject and not box.value and not self.changes:
             box.value = subject
 
     def action_edit(self) -> None:
-        self.screen.set_focus(self.query_one("#diff-from", Input))
+        self.query_one("#diff-from", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -69,9 +70,9 @@ class DiffView(ServiceCalls, Vertical):
             start = parse_instant(raw_from, what="from")
             end = parse_instant(raw_to, what="to") if raw_to else None
         except Exception as exc:  # InvalidInput or the message above
-            self.app.report_error(exc)  # type: ignore[attr-defined]
+            self.app.report_error(exc)
             return
-        memory = self.app.memory  # type: ignore[attr-defined]
+        memory = self.app.memory
         where = subject or "the whole store"
         self.query_one("#diff-summary", Label).update(f"Comparing {fmt.esc(where)} between {fmt.instant(start)} and "
                                                       f"{fmt.instant(end)}…")
@@ -92,7 +93,7 @@ class DiffView(ServiceCalls, Vertical):
                                      Text(fmt.clip(fmt.values(c.after), 40), style="green"),
                                      fmt.clip(fmt.values(c.began), 30), fmt.clip(fmt.values(c.stopped), 30)))
         subjects = len({c.subject for c in changes})
-        self.screen.set_focus(table)
+        table.focus()
         self.query_one("#diff-summary", Label).update(
             f"{len(changes)} answer(s) differ across {subjects} subject(s) in {fmt.esc(where)}, "
             f"between {fmt.instant(start)} and {fmt.instant(end)}"

@@ -1,0 +1,294 @@
+"""Pilot flows for the whole curation job in the console (issue 14): each asserts on the store and the
+app's state. Waits are on the app's own state (``wait_for``, ``idle``), never on time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Button, DataTable
+
+from recall_admin.plans import read_plan
+from recall_engine.instants import parse_instant
+from recall_tui.screens.form import FormScreen
+
+from .conftest import SIZE, FIXED_NOW, idle, ready, run, wait_for
+from .test_flows import staged, submit_form
+
+
+async def confirm_apply(pilot: Any) -> None:
+    """Apply, then answer yes once the question is on screen (a key pressed before it would go elsewhere)."""
+    from recall_tui.screens.confirm import ConfirmScreen
+
+    await pilot.press("A")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConfirmScreen) and pilot.app.screen.query("#yes"),
+                   what="the confirmation")
+    await pilot.press("y")
+
+
+async def registry(pilot: Any) -> Any:
+    await pilot.press("5")
+    view = pilot.app.main.view("registry")
+    await wait_for(pilot, lambda: view.all_predicates and view.findings is not None, what="the registry")
+    return view
+
+
+async def define(pilot: Any, name: str) -> Any:
+    app = pilot.app
+    await registry(pilot)
+    before = len(app.main.view("plan").entries)
+    await pilot.press("d")
+    await submit_form(pilot, name=name, description="a test predicate", reason="testing")
+    tray = app.main.view("plan")
+    await wait_for(pilot, lambda: len(tray.entries) == before + 1 and not tray.busy and tray.preview, what="preview")
+    return tray
+
+
+def test_store_text_is_shown_as_text_and_escape_sequences_never_reach_the_terminal(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.memory.remember("user", "likes", "\x1b[31mred[/b] [link=x]", at=FIXED_NOW - 10)
+            await pilot.press("ctrl+r")
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: any("red" in str(r.values) for r in pairs.rows), what="the new value")
+            await idle(pilot)
+            cell = str(app.main.query_one("#pairs-table", DataTable).get_row("likes")[1])
+            assert "\\x1b[31mred[/b] [link=x]" in cell and "\x1b" not in cell
+            shot = app.export_screenshot()
+            assert "\x1b" not in shot and "\\x1b[31mred[/b]" in shot
+
+    run(scenario())
+
+
+def test_read_only_disables_staging_and_apply_with_a_visible_reason(open_session: Any) -> None:
+    from recall_admin.session import Session
+    from recall_tui.app import RecallApp
+
+    async def scenario() -> None:
+        base = open_session()
+        session = Session.open(base.memory.store and None or base_url(base), operator="tester", read_only=True)
+        app = RecallApp(session=session, tune_gc=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await idle(pilot)
+            assert "read-only" in str(app.main.query_one("#plan-badge").render())
+            await registry(pilot)
+            await pilot.press("d")  # disabled: no form opens
+            await idle(pilot)
+            assert not isinstance(app.screen, FormScreen)
+            await pilot.press("7")
+            await idle(pilot)
+            assert app.main.query_one("#plan-apply", Button).disabled
+            assert "read-only" in app.export_screenshot().lower()
+        session.close()
+
+    run(scenario())
+
+
+def base_url(session: Any) -> str:
+    return session.url if hasattr(session, "url") else session.store_url
+
+
+def test_brackets_step_pairs_right_after_choosing_a_subject_in_the_filter(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await pilot.press("f", *"alice", "enter")
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: pairs.subject == "alice" and app.main.predicate, what="alice's pairs")
+            first = app.main.predicate
+            await pilot.press("right_square_bracket")
+            await wait_for(pilot, lambda: app.main.predicate != first, what="the next pair")
+            assert app.main.predicate == pairs.rows[1].predicate
+            await pilot.press("left_square_bracket")
+            await wait_for(pilot, lambda: app.main.predicate == first, what="back")
+
+    run(scenario())
+
+
+def test_the_palette_finds_actions_by_the_words_an_operator_types(make_app: Any) -> None:
+    async def scenario() -> None:
+        from recall_tui.commands import RecallCommands
+
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            provider = RecallCommands(app.screen)
+            expect = {"promote": "Stage a note promotion", "revert": "Revert an applied plan",
+                      "undo": "Revert an applied plan", "load": "Load a registry", "dismiss": "Dismiss a conflict"}
+            for word, title in expect.items():
+                hits = [h async for h in provider.search(word)]
+                assert any(title in (h.text or "") for h in hits), word
+
+    run(scenario())
+
+
+def test_registry_filters_by_name_and_the_log_by_operator(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await registry(pilot)
+            await pilot.press("f", *"editor")
+            await wait_for(pilot, lambda: view.query_text == "editor", what="the filter")
+            assert view.predicates and all("editor" in p["name"] or any("editor" in m for m in p["merged"])
+                                           for p in view.predicates)
+            assert len(view.predicates) < len(view.all_predicates)
+            who = next(c["operator"] for c in view.data["log"]["changes"] if c.get("operator"))
+            view.query_one("#registry-filter").value = who
+            await wait_for(pilot, lambda: view.query_text == who, what="the filter")
+            assert view.changes and all(who in (c.get("operator") or "") or who in c["name"] for c in view.changes)
+            assert len(view.changes) < len(view.data["log"]["changes"])
+
+    run(scenario())
+
+
+def test_a_lint_finding_stages_the_merge_it_suggests_and_the_merged_name_reads_as_the_other(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await registry(pilot)
+            await pilot.press("greater_than_sign", "greater_than_sign")
+            index = next(i for i, f in enumerate(view.findings) if f["code"] == "near_duplicate")
+            view.query_one("#lint-table", DataTable).move_cursor(row=index)
+            await idle(pilot)
+            detail = str(view.query_one("#lint-detail").render())
+            assert "editor_preference and prefers_editor look like one predicate" in detail
+            await pilot.press("x")
+            await submit_form(pilot, reason="one predicate")
+            tray = await staged(pilot)
+            assert tray.recipe.title == "merge prefers_editor into editor_preference"
+            table = app.main.query_one("#plan-changes", DataTable)
+            cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
+            assert "read as editor_preference" in cells
+
+    run(scenario())
+
+
+def test_several_plans_stage_preview_and_apply_each_on_its_own(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await define(pilot, "shell_one")
+            tray = await define(pilot, "shell_two")
+            assert [s.recipe.title for s in tray.entries] == ["define shell_one", "define shell_two"]
+            assert all(s.preview is not None for s in tray.entries)
+            await idle(pilot)
+            assert app.main.query_one("#plan-list").display
+            await confirm_apply(pilot)
+            await wait_for(pilot, lambda: len(tray.entries) == 1, what="the apply")
+            assert app.memory.timeline().knows("shell_two") and not app.memory.timeline().knows("shell_one")
+            assert tray.selected.recipe.title == "define shell_one" and tray.selected.preview is not None
+
+    run(scenario())
+
+
+def test_save_a_plan_to_a_file_and_apply_a_plan_file(make_app: Any, tmp_path: Path) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        path = tmp_path / "plan.json"
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            tray = await define(pilot, "from_a_file")
+            planned = tray.preview.plan.id
+            await pilot.press("S")
+            await submit_form(pilot, path=str(path))
+            await wait_for(pilot, lambda: path.exists(), what="the file")
+            assert read_plan(path).id == planned
+            await pilot.press("D")
+            await wait_for(pilot, lambda: not tray.entries, what="discarded")
+            await pilot.press("O")
+            await submit_form(pilot, path=str(path))
+            await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the file's preview")
+            assert tray.preview.plan.id == planned
+            await confirm_apply(pilot)
+            await wait_for(pilot, lambda: not tray.entries, what="the apply")
+            assert app.memory.timeline().knows("from_a_file")
+
+    run(scenario())
+
+
+def test_promote_notes_by_regex_defining_the_predicate_in_the_same_plan(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await wait_for(pilot, lambda: app.main.view("notes").notes, what="notes")
+            await pilot.press("r")
+            await submit_form(pilot, match=r"(?:my shell is|I use) (?P<value>\w+)", predicate="login_shell",
+                              reason="shells")
+            tray = await staged(pilot)
+            assert tray.recipe.title == "promote notes matching a regex into login_shell"
+            assert ("declare", "login_shell") in [(op.get("op"), op.get("name")) for op in tray.preview.plan.to_json()["ops"]]
+            await idle(pilot)
+            assert "nushell" in app.export_screenshot()  # the notes table stays in the preview
+
+    run(scenario())
+
+
+def test_revert_an_applied_plan_from_the_registry_log(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            tray = await define(pilot, "to_revert")
+            await confirm_apply(pilot)
+            await wait_for(pilot, lambda: not tray.entries, what="the apply")
+            view = await registry(pilot)
+            await pilot.press("greater_than_sign")
+            await wait_for(pilot, lambda: any(c["name"] == "to_revert" for c in view.changes), what="the log")
+            index = next(i for i, c in enumerate(view.changes) if c["name"] == "to_revert")
+            view.query_one("#registry-log", DataTable).move_cursor(row=index)
+            await pilot.press("u")
+            await wait_for(pilot, lambda: tray.entries and not tray.busy and (tray.preview or tray.selected.error),
+                           what="the revert's preview")
+            assert tray.recipe.title.startswith("revert plan-")
+
+    run(scenario())
+
+
+def test_every_instant_says_its_zone(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await idle(pilot)
+            assert "UTC" in app.export_screenshot()
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: app.main.view("history").data is not None, what="history")
+            await idle(pilot)
+            assert "at (UTC)" in app.export_screenshot().replace("&#160;", " ")
+
+    run(scenario())
+
+
+def test_define_form_at_80x24_reaches_its_last_field_and_buttons_by_tab(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await registry(pilot)
+            await pilot.press("d")
+            await wait_for(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit"),
+                           what="the form")
+            screen = app.screen
+            names = {"f-historical", "f-reason", "submit"}
+            seen = set()
+            for _ in range(12):
+                await pilot.press("tab")
+                await idle(pilot)
+                focused = app.focused
+                assert focused is not None
+                region = focused.region
+                assert region.height > 0 and 0 <= region.y and region.bottom <= 24, focused.id
+                seen.add(focused.id)
+            assert names <= seen
+            assert screen.query_one("#submit").region.bottom <= 24
+
+    run(scenario())
