@@ -61,7 +61,7 @@ def palette_first(app: Any) -> str:
         return ""
     if options.highlighted is None or not options.option_count:
         return ""
-    return str(options.get_option_at_index(options.highlighted).prompt)
+    return str(options.get_option_at_index(options.highlighted).prompt).split("\n")[0]  # the help is its 2nd line
 
 
 # --- browsing ----------------------------------------------------------------------------
