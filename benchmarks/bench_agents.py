@@ -80,19 +80,20 @@ def stdio_remember(url: str, n: int) -> list[float]:
     from mcp.client.stdio import stdio_client
 
     async def main() -> list[float]:
-        params = StdioServerParameters(command=shutil.which("recall-admin") or "recall-admin",
-                                       args=["--store", url, "mcp", "--write"], env=env())
-        async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w):
-            async with ClientSession(r, w) as s:
-                await s.initialize()
-                out = []
-                for i in range(n):
-                    t = time.perf_counter()
-                    res = await s.call_tool("remember", {"subject": f"user-{i}", "predicate": "prefers_editor",
-                                                         "value": f"editor {i}"})
-                    out.append(time.perf_counter() - t)
-                    assert not res.is_error, res.content
-                return out
+        params = StdioServerParameters(
+            command=shutil.which("recall-admin") or "recall-admin", args=["--store", url, "mcp", "--write"], env=env()
+        )
+        async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            out = []
+            for i in range(n):
+                t = time.perf_counter()
+                res = await s.call_tool(
+                    "remember", {"subject": f"user-{i}", "predicate": "prefers_editor", "value": f"editor {i}"}
+                )
+                out.append(time.perf_counter() - t)
+                assert not res.is_error, res.content
+            return out
 
     return anyio.run(main)
 
@@ -104,8 +105,12 @@ def free_port() -> int:
 
 
 def post(conn: http.client.HTTPConnection, key: str, tool: str, args: dict) -> dict:
-    conn.request("POST", f"/v1/{tool}", body=json.dumps(args).encode(),  # one packet: no Nagle delay
-                 headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    conn.request(
+        "POST",
+        f"/v1/{tool}",
+        body=json.dumps(args).encode(),  # one packet: no Nagle delay
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
     resp = conn.getresponse()
     doc = json.loads(resp.read())
     assert resp.status == 200, doc
@@ -122,9 +127,21 @@ def served(folder: Path, per_client: int, recalls: int) -> tuple[float, float, l
             sync_registry(Memory(b.store(ns.replace(":", "."))), [load_starter("coding")], "bench")
             keys.append(ring.create(ns, expires_in=None)[0])
     port = free_port()
-    proc = subprocess.Popen([shutil.which("recall-admin") or "recall-admin", "--store", url, "serve", "--port",
-                             str(port), "--rate", "1000000"], env=env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            shutil.which("recall-admin") or "recall-admin",
+            "--store",
+            url,
+            "serve",
+            "--port",
+            str(port),
+            "--rate",
+            "1000000",
+        ],
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:  # wait for /healthz, bounded
@@ -135,14 +152,18 @@ def served(folder: Path, per_client: int, recalls: int) -> tuple[float, float, l
                     break
             except OSError:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit("serve did not start")
+                    raise SystemExit("serve did not start") from None
                 time.sleep(0.05)
 
         def client(c: int) -> None:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
             for i in range(per_client):
-                post(conn, keys[c], "remember", {"subject": f"user-{i % 50}", "predicate": "uses_technology",
-                                                 "value": f"tech {c}-{i}"})
+                post(
+                    conn,
+                    keys[c],
+                    "remember",
+                    {"subject": f"user-{i % 50}", "predicate": "uses_technology", "value": f"tech {c}-{i}"},
+                )
             conn.close()
 
         threads = [threading.Thread(target=client, args=(c,)) for c in range(CLIENTS)]
@@ -199,19 +220,31 @@ def main() -> None:
         print(f"remember, engine in-process (Memory)        p50 {plain:7.2f} ms")
         print(f"remember, engine in-process (AgentMemory)   p50 {agent:7.2f} ms")
         print(f"remember, MCP tool over stdio               p50 {tool:7.2f} ms")
-        print(f"  overhead over the server's engine path        {tool - agent:7.2f} ms (target <= 5)"
-              f"  {'ok' if tool - agent <= 5 else 'MISSED'}")
-        print(f"  overhead over the engine's own Memory         {tool - plain:7.2f} ms (target <= 5)"
-              f"  {'ok' if tool - plain <= 5 else 'MISSED'}")
+        print(
+            f"  overhead over the server's engine path        {tool - agent:7.2f} ms (target <= 5)"
+            f"  {'ok' if tool - agent <= 5 else 'MISSED'}"
+        )
+        print(
+            f"  overhead over the engine's own Memory         {tool - plain:7.2f} ms (target <= 5)"
+            f"  {'ok' if tool - plain <= 5 else 'MISSED'}"
+        )
         rate, alone, http_recall, engine_recall = served(folder, a.per_client, a.recalls)
-        print(f"serve on SQLite, {CLIENTS} clients x {a.per_client} remembers  {rate:7.0f} remembers/s (target >= 500)"
-              f"  {'ok' if rate >= 500 else 'MISSED'}")
-        print(f"  the same remembers in-process, no HTTP        {alone:7.0f} remembers/s"
-              f"  (serve reaches {rate / alone:.0%} of it)")
+        print(
+            f"serve on SQLite, {CLIENTS} clients x {a.per_client} remembers  {rate:7.0f} remembers/s (target >= 500)"
+            f"  {'ok' if rate >= 500 else 'MISSED'}"
+        )
+        print(
+            f"  the same remembers in-process, no HTTP        {alone:7.0f} remembers/s"
+            f"  (serve reaches {rate / alone:.0%} of it)"
+        )
         r = p50_ms(http_recall)
-        print(f"recall over /v1                             p50 {r:7.2f} ms (target <= 5)  {'ok' if r <= 5 else 'MISSED'}")
-        print(f"recall, engine in-process                   p50 {p50_ms(engine_recall):7.2f} ms"
-              f"  (HTTP adds {r - p50_ms(engine_recall):.2f} ms)")
+        print(
+            f"recall over /v1                             p50 {r:7.2f} ms (target <= 5)  {'ok' if r <= 5 else 'MISSED'}"
+        )
+        print(
+            f"recall, engine in-process                   p50 {p50_ms(engine_recall):7.2f} ms"
+            f"  (HTTP adds {r - p50_ms(engine_recall):.2f} ms)"
+        )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--store", type=Path, default=None, help="SQLite file to build or reuse")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--max-p50", type=float, default=None, help="fail when the p50 (seconds) is above this")
-    ap.add_argument("--cli", action="store_true",
-                    help="also time `recall-admin --json conflicts list` end to end (a new process each run)")
+    ap.add_argument(
+        "--cli",
+        action="store_true",
+        help="also time `recall-admin --json conflicts list` end to end (a new process each run)",
+    )
     args = ap.parse_args(argv)
     path = args.store or Path(tempfile.gettempdir()) / f"recall-bench-conflicts-{args.events}.db"
     ensure_store(path, args.events)
@@ -78,22 +81,34 @@ def main(argv: list[str] | None = None) -> int:
         p50 = statistics.median(lists)
         scan = statistics.median(scans)
         print(f"events: {store.count()}")
-        print(f"candidates (index rows): {n_rows}; conflicts: {len(listing.conflicts)} in {len(listing.groups)} group(s)")
+        print(
+            f"candidates (index rows): {n_rows}; conflicts: {len(listing.conflicts)} in {len(listing.groups)} group(s)"
+        )
         print(f"index scan p50: {scan:.3f} s")
         print(f"conflicts list p50: {p50:.3f} s (runs: {', '.join(f'{x:.3f}' for x in lists)})")
         print(f"ratio list / index scan: {p50 / scan:.2f}" if scan > 0 else "ratio: n/a")
         if args.cli:
             import subprocess
 
-            cmd = [sys.executable, "-c", "from recall_admin.cli import main; main()",
-                   "--store", str(path), "--json", "conflicts", "list"]
+            cmd = [
+                sys.executable,
+                "-c",
+                "from recall_admin.cli import main; main()",
+                "--store",
+                str(path),
+                "--json",
+                "conflicts",
+                "list",
+            ]
             walls = []
             for _ in range(args.runs):
                 t = time.perf_counter()
                 subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
                 walls.append(time.perf_counter() - t)
-            print(f"CLI conflicts list p50 (process start, imports, JSON included): {statistics.median(walls):.3f} s "
-                  f"(runs: {', '.join(f'{x:.3f}' for x in walls)})")
+            print(
+                f"CLI conflicts list p50 (process start, imports, JSON included): {statistics.median(walls):.3f} s "
+                f"(runs: {', '.join(f'{x:.3f}' for x in walls)})"
+            )
         if args.max_p50 is not None and p50 > args.max_p50:
             print(f"FAIL: p50 {p50:.3f} s is above {args.max_p50} s", file=sys.stderr)
             return 1

@@ -39,8 +39,28 @@ TARGET = 3.0
 SUBJECT = "user"
 PREDICATE = "favorite_editor"
 START = parse_instant("2024-01-01")
-EDITORS = ["vim", "emacs", "zed", "helix", "neovim", "vscode", "sublime", "nano", "kakoune", "micro",
-           "IntelliJ", "Xcode", "Atom", "TextMate", "BBEdit", "notepad++", "gedit", "kate", "geany", "acme"]
+EDITORS = [
+    "vim",
+    "emacs",
+    "zed",
+    "helix",
+    "neovim",
+    "vscode",
+    "sublime",
+    "nano",
+    "kakoune",
+    "micro",
+    "IntelliJ",
+    "Xcode",
+    "Atom",
+    "TextMate",
+    "BBEdit",
+    "notepad++",
+    "gedit",
+    "kate",
+    "geany",
+    "acme",
+]
 
 
 def build(n: int, seed: int = 7):
@@ -49,12 +69,17 @@ def build(n: int, seed: int = 7):
     step = 37 * 60 * NS  # about 37 minutes apart, with jitter and some equal instants
     registry = [
         RegistryRecord("declare", "editor", definition=Definition("editor", "single", "string", "editor")).to_event(t0),
-        RegistryRecord("declare", PREDICATE, definition=Definition(
-            PREDICATE, "single", "string", "the editor the user prefers", aliases=("editor",))).to_event(t0 + 1000 * step),
-        RegistryRecord("redefine", PREDICATE, definition=Definition(
-            PREDICATE, "multi", "string", "the editors the user uses")).to_event(t0 + 4000 * step),
-        RegistryRecord("redefine", PREDICATE, definition=Definition(
-            PREDICATE, "single", "string", "the editor the user prefers")).to_event(t0 + 6000 * step),
+        RegistryRecord(
+            "declare",
+            PREDICATE,
+            definition=Definition(PREDICATE, "single", "string", "the editor the user prefers", aliases=("editor",)),
+        ).to_event(t0 + 1000 * step),
+        RegistryRecord(
+            "redefine", PREDICATE, definition=Definition(PREDICATE, "multi", "string", "the editors the user uses")
+        ).to_event(t0 + 4000 * step),
+        RegistryRecord(
+            "redefine", PREDICATE, definition=Definition(PREDICATE, "single", "string", "the editor the user prefers")
+        ).to_event(t0 + 6000 * step),
         RegistryRecord("declare", "shell", definition=Definition("shell", "single")).to_event(t0 + 10),
     ]
     events = []
@@ -67,11 +92,18 @@ def build(n: int, seed: int = 7):
         value = rng.choice(EDITORS)
         if r < 0.80:
             reps = (Replace(PREDICATE, rng.choice(EDITORS)),) if rng.random() < 0.03 else ()
-            events.append(make_event(
-                SUBJECT, name, value, at, source=rng.choice(["user_stated", "agent_inferred", "tool_result"]),
-                confidence=rng.choice([1.0, 0.9, 0.75]), evidence=f"I switched to {value} today" if rng.random() < 0.3 else "",
-                replaces=reps,
-            ))
+            events.append(
+                make_event(
+                    SUBJECT,
+                    name,
+                    value,
+                    at,
+                    source=rng.choice(["user_stated", "agent_inferred", "tool_result"]),
+                    confidence=rng.choice([1.0, 0.9, 0.75]),
+                    evidence=f"I switched to {value} today" if rng.random() < 0.3 else "",
+                    replaces=reps,
+                )
+            )
         elif r < 0.97:
             events.append(make_event(SUBJECT, name, value, at, retraction=True))
         else:

@@ -56,8 +56,16 @@ def load_pairs(path: Path = HERE / "name_pairs.txt") -> list[dict]:
         domain, a, b, label, kind = parts
         i = seen.get(domain, 0)
         seen[domain] = i + 1
-        out.append({"domain": domain, "a": a, "b": b, "same": label == "same", "kind": kind,
-                    "half": "tune" if i % 2 == 0 else "held-out"})
+        out.append(
+            {
+                "domain": domain,
+                "a": a,
+                "b": b,
+                "same": label == "same",
+                "kind": kind,
+                "half": "tune" if i % 2 == 0 else "held-out",
+            }
+        )
     return out
 
 
@@ -78,11 +86,17 @@ def scores(pairs: list[dict], *, lexical: bool) -> list[float]:
 
 
 def confusion(pairs: list[dict], s: list[float], threshold: float) -> dict:
-    tp = sum(1 for p, x in zip(pairs, s) if x >= threshold and p["same"])
-    fp = sum(1 for p, x in zip(pairs, s) if x >= threshold and not p["same"])
-    fn = sum(1 for p, x in zip(pairs, s) if x < threshold and p["same"])
-    return {"threshold": round(threshold, 3), "tp": tp, "fp": fp, "fn": fn,
-            "precision": tp / (tp + fp) if tp + fp else 1.0, "recall": tp / (tp + fn) if tp + fn else 1.0}
+    tp = sum(1 for p, x in zip(pairs, s, strict=False) if x >= threshold and p["same"])
+    fp = sum(1 for p, x in zip(pairs, s, strict=False) if x >= threshold and not p["same"])
+    fn = sum(1 for p, x in zip(pairs, s, strict=False) if x < threshold and p["same"])
+    return {
+        "threshold": round(threshold, 3),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "precision": tp / (tp + fp) if tp + fp else 1.0,
+        "recall": tp / (tp + fn) if tp + fn else 1.0,
+    }
 
 
 def tuned_threshold(pairs: list[dict], s: list[float]) -> float:
@@ -115,8 +129,28 @@ def speed(n_names: int) -> dict:
     out["load_s"] = time.perf_counter() - t
     if enc is None:
         return out
-    words = ["customer", "preferred", "shipping", "address", "editor", "language", "phone", "start", "date",
-             "account", "voice", "speed", "meeting", "budget", "favorite", "color", "home", "city", "tier", "plan"]
+    words = [
+        "customer",
+        "preferred",
+        "shipping",
+        "address",
+        "editor",
+        "language",
+        "phone",
+        "start",
+        "date",
+        "account",
+        "voice",
+        "speed",
+        "meeting",
+        "budget",
+        "favorite",
+        "color",
+        "home",
+        "city",
+        "tier",
+        "plan",
+    ]
     rng = random.Random(7)
     enc.encode(["warm up"])
     out["embed_one_ms_p50"] = _p50_ms(lambda i: enc.encode([f"{rng.choice(words)} {rng.choice(words)} {i}"]), 50)
@@ -166,14 +200,18 @@ def main(argv: list[str] | None = None) -> int:
 
     pairs = load_pairs()
     s = scores(pairs, lexical=args.lexical)
-    tune = [(p, x) for p, x in zip(pairs, s) if p["half"] == "tune"]
-    held = [(p, x) for p, x in zip(pairs, s) if p["half"] == "held-out"]
+    tune = [(p, x) for p, x in zip(pairs, s, strict=False) if p["half"] == "tune"]
+    held = [(p, x) for p, x in zip(pairs, s, strict=False) if p["half"] == "held-out"]
     tp_, ts_ = [p for p, _ in tune], [x for _, x in tune]
     hp, hs = [p for p, _ in held], [x for _, x in held]
     report: dict = {
-        "pairs": len(pairs), "same": sum(p["same"] for p in pairs), "rule": "lexical" if args.lexical else "model",
-        "tune_threshold": round(tuned_threshold(tp_, ts_), 3), "shipped_threshold": args.threshold,
-        "tune": confusion(tp_, ts_, args.threshold), "held_out": confusion(hp, hs, args.threshold),
+        "pairs": len(pairs),
+        "same": sum(p["same"] for p in pairs),
+        "rule": "lexical" if args.lexical else "model",
+        "tune_threshold": round(tuned_threshold(tp_, ts_), 3),
+        "shipped_threshold": args.threshold,
+        "tune": confusion(tp_, ts_, args.threshold),
+        "held_out": confusion(hp, hs, args.threshold),
         "held_out_curve": [confusion(hp, hs, t) for t in (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0)],
     }
     old = load_old()
@@ -192,16 +230,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"threshold chosen on the tune half: {report['tune_threshold']}; shipped: {args.threshold}")
         t = report["tune"]
         print(f"tune half at {args.threshold}: precision {t['precision']:.3f}, recall {t['recall']:.3f}")
-        print(f"HELD-OUT half at {args.threshold}: precision {h['precision']:.3f}, recall {h['recall']:.3f} "
-              f"(right {h['tp']}, wrong {h['fp']}, missed {h['fn']})")
+        print(
+            f"HELD-OUT half at {args.threshold}: precision {h['precision']:.3f}, recall {h['recall']:.3f} "
+            f"(right {h['tp']}, wrong {h['fp']}, missed {h['fn']})"
+        )
         u = report["held_out_unseen"]
-        print(f"  of which the {u['pairs']} pairs not in the old set: precision {u['precision']:.3f}, "
-              f"recall {u['recall']:.3f}")
+        print(
+            f"  of which the {u['pairs']} pairs not in the old set: precision {u['precision']:.3f}, "
+            f"recall {u['recall']:.3f}"
+        )
         print("held-out precision/recall curve:")
         for c in report["held_out_curve"]:
             print(f"  {c['threshold']:.2f}  precision {c['precision']:.3f}  recall {c['recall']:.3f}")
         o = report["old_set"]
-        print(f"old 142-pair set (tuned against; not an estimate): precision {o['precision']:.3f}, recall {o['recall']:.3f}")
+        print(
+            f"old 142-pair set (tuned against; not an estimate): precision {o['precision']:.3f}, recall {o['recall']:.3f}"
+        )
         for k, v in report.get("speed", {}).items():
             print(f"{k}: {v:.3f}" if isinstance(v, float) else f"{k}: {v}")
     if args.show:
@@ -210,7 +254,9 @@ def main(argv: list[str] | None = None) -> int:
                 kind = "false merge" if x >= args.threshold else "missed"
                 print(f"  {kind:12} {x:.3f}  {p['a']} / {p['b']}  ({p['kind']})")
     if report["held_out"]["precision"] < MIN_PRECISION:
-        print(f"FAIL: held-out precision {report['held_out']['precision']:.3f} is below {MIN_PRECISION}", file=sys.stderr)
+        print(
+            f"FAIL: held-out precision {report['held_out']['precision']:.3f} is below {MIN_PRECISION}", file=sys.stderr
+        )
         return 1
     return 0
 

@@ -52,11 +52,13 @@ def build(folder: Path, pairs: int, other: int) -> Memory:
     build_demo(backend, events=other)
     store = backend.store("memories")
     memory = Memory(store)
-    memory.append_records([
-        RegistryRecord(op="declare", name="m_source", definition=Definition("m_source", "single")),
-        RegistryRecord(op="declare", name="m_target", definition=Definition("m_target", "single")),
-        RegistryRecord(op="declare", name="r_pred", definition=Definition("r_pred", "single")),
-    ])
+    memory.append_records(
+        [
+            RegistryRecord(op="declare", name="m_source", definition=Definition("m_source", "single")),
+            RegistryRecord(op="declare", name="m_target", definition=Definition("m_target", "single")),
+            RegistryRecord(op="declare", name="r_pred", definition=Definition("r_pred", "single")),
+        ]
+    )
     store.append_many(affected(pairs))
     return memory
 
@@ -105,12 +107,17 @@ def main() -> int:
             results[label] = r
             for kind in ("merge", "redefine"):
                 ratio = r[f"preview_{kind}"] / r[f"read_{kind}"]
-                print(f"  {kind:9s}: {r[f'{kind}_pairs']:,} pairs, {r[f'{kind}_events']:,} events read; "
-                      f"read {r[f'read_{kind}']:.2f} s, preview {r[f'preview_{kind}']:.2f} s -> {ratio:.2f}x   target <= 3x")
+                print(
+                    f"  {kind:9s}: {r[f'{kind}_pairs']:,} pairs, {r[f'{kind}_events']:,} events read; "
+                    f"read {r[f'read_{kind}']:.2f} s, preview {r[f'preview_{kind}']:.2f} s -> {ratio:.2f}x   target <= 3x"
+                )
             memory.store.backend.close()
     ok = True
     for kind in ("merge", "redefine"):
-        ratio = results["small"][f"preview_{kind}"] and results["large"][f"preview_{kind}"] / results["small"][f"preview_{kind}"]
+        ratio = (
+            results["small"][f"preview_{kind}"]
+            and results["large"][f"preview_{kind}"] / results["small"][f"preview_{kind}"]
+        )
         print(f"{kind}: preview on the large store / on the small store = {ratio:.2f}x   target <= 1.3x")
         ok &= ratio <= 1.3
         ok &= results["large"][f"preview_{kind}"] / results["large"][f"read_{kind}"] <= 3

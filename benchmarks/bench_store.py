@@ -31,9 +31,18 @@ from recall_engine.storage import open_backend  # noqa: E402
 
 HOT_PAIRS = 40
 HOT_EVENTS = 100
-QUERIES = ["which editor does the user prefer", "lives in Berlin", "uses technology rust", "works at Globex",
-           "likes hiking", "goal run a marathon", "prefers language python", "project status", "timezone",
-           "I use fish as my shell"]
+QUERIES = [
+    "which editor does the user prefer",
+    "lives in Berlin",
+    "uses technology rust",
+    "works at Globex",
+    "likes hiking",
+    "goal run a marathon",
+    "prefers language python",
+    "project status",
+    "timezone",
+    "I use fish as my shell",
+]
 
 
 def ms(xs):
@@ -89,7 +98,7 @@ def main() -> int:
     load_s = time.perf_counter() - t0
     store = backend.store("memories")
     t0 = time.perf_counter()
-    n_hot = store.append_many(hot_events()) if hasattr(store, "append_many") else store.append(list(hot_events()))
+    store.append_many(hot_events()) if hasattr(store, "append_many") else store.append(list(hot_events()))
     total = store.count()
     print(f"store: {args.backend}, {total:,} events in 'memories' ({info['events']:,} from the demo)")
     print(f"bulk import (demo, incl. generation): {info['events'] / load_s:,.0f} events/s")
@@ -104,11 +113,15 @@ def main() -> int:
 
     if args.backend == "sqlite":
         size = sum(p.stat().st_size for p in folder.glob("bench.db*"))
-        print(f"bytes per event: {size / (total + len(events)):,.0f} (file {size / 2**20:,.0f} MiB, vectors and FTS included)")
+        print(
+            f"bytes per event: {size / (total + len(events)):,.0f} (file {size / 2**20:,.0f} MiB, vectors and FTS included)"
+        )
     else:
         with store.backend.connection("measuring the database") as conn:
             size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
-        print(f"bytes per event: {size / (total + len(events)):,.0f} (database {size / 2**20:,.0f} MiB, indexes included)")
+        print(
+            f"bytes per event: {size / (total + len(events)):,.0f} (database {size / 2**20:,.0f} MiB, indexes included)"
+        )
 
     subjects = [f"hot-{i:03d}" for i in range(HOT_PAIRS)]
     # First reads: a newly opened store has decoded nothing yet.
@@ -126,7 +139,7 @@ def main() -> int:
     memory = Memory(store)
     tl = memory.timeline()
     read, plain, folded = [], [], []
-    for rep in range(5):
+    for _rep in range(5):
         for s in subjects:
             t0 = time.perf_counter()
             rows = plain_select(store, s)
@@ -138,16 +151,22 @@ def main() -> int:
             fold(store.pair_events(s, ["prefers_editor"]), s, "prefers_editor", tl, 2**62)
             folded.append(time.perf_counter() - t0)
             assert len(rows) == HOT_EVENTS and len(beliefs) == 1
-    print(f"exact read of a {HOT_EVENTS}-event pair: p50 {ms(read):.2f} ms, p95 {p95(read):.2f} ms   target p50 <= 2 ms")
-    print(f"  plain SELECT of the same rows: p50 {ms(plain):.3f} ms; list+decode+fold (no elsewhere): p50 {ms(folded):.2f} ms")
+    print(
+        f"exact read of a {HOT_EVENTS}-event pair: p50 {ms(read):.2f} ms, p95 {p95(read):.2f} ms   target p50 <= 2 ms"
+    )
+    print(
+        f"  plain SELECT of the same rows: p50 {ms(plain):.3f} ms; list+decode+fold (no elsewhere): p50 {ms(folded):.2f} ms"
+    )
     print(f"  ratio read / plain SELECT: {ms(read) / ms(plain):.1f}x   target <= 5x")
-    print(f"  first read of each pair (nothing decoded yet): p50 {ms(cold):.2f} ms, "
-          f"{ms(cold) / ms(plain):.1f}x the plain SELECT")
+    print(
+        f"  first read of each pair (nothing decoded yet): p50 {ms(cold):.2f} ms, "
+        f"{ms(cold) / ms(plain):.1f}x the plain SELECT"
+    )
     print(f"  ratio list+decode+fold / plain SELECT: {ms(folded) / ms(plain):.1f}x")
 
     search(memory, QUERIES[0], limit=10)  # warm: vectors loaded once
     times = []
-    for rep in range(3):
+    for _rep in range(3):
         for q in QUERIES:
             t0 = time.perf_counter()
             search(memory, q, limit=10)

@@ -24,8 +24,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -56,9 +57,16 @@ def long_history_events() -> list[Any]:
     out = []
     for j, predicate in enumerate(LONG_PAIRS):
         for k in range(LONG_EVENTS):
-            out.append(make_event(LONG_SUBJECT, predicate, f"{predicate.split('_')[0]}-{k % 37}",
-                                  base + k * 3_600_000_000_000 + j, source="agent_inferred",
-                                  evidence=f"step {k} of a long history"))
+            out.append(
+                make_event(
+                    LONG_SUBJECT,
+                    predicate,
+                    f"{predicate.split('_')[0]}-{k % 37}",
+                    base + k * 3_600_000_000_000 + j,
+                    source="agent_inferred",
+                    evidence=f"step {k} of a long history",
+                )
+            )
     return out
 
 
@@ -106,7 +114,8 @@ async def key(pilot: Any, name: str) -> float:
 
     t = time.perf_counter()
     char = {"down": None, "up": None, "enter": "\r", "right_square_bracket": "]", "left_square_bracket": "["}.get(
-        name, name if len(name) == 1 else None)
+        name, name if len(name) == 1 else None
+    )
     event = events.Key(name, char)
     event.set_sender(pilot.app)
     pilot.app._driver.send_message(event)
@@ -153,7 +162,7 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
         for i in range(moves):
             k = "down" if (i // (len(pairs.rows) - 1)) % 2 == 0 else "up"
             before = main.predicate
-            samples.append(await measure(pilot, k, lambda: main.predicate != before))
+            samples.append(await measure(pilot, k, lambda before=before: main.predicate != before))
         out["move"] = samples
 
         # moving between pairs with the history open: ] reads the next pair's history in a worker
@@ -163,8 +172,13 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
         for i in range(moves):
             k = "right_square_bracket" if (i // (len(pairs.rows) - 1)) % 2 == 0 else "left_square_bracket"
             before = history.loaded_at
-            samples.append(await measure(pilot, k, lambda: history.loaded_at != before
-                                         and history.data.predicate == main.predicate))
+            samples.append(
+                await measure(
+                    pilot,
+                    k,
+                    lambda before=before: history.loaded_at != before and history.data.predicate == main.predicate,
+                )
+            )
         out["history_move"] = samples
 
         # opening a 1,000-event history: Enter on one of two long pairs, alternately
@@ -178,10 +192,20 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
             await pilot.press("1")
             table.focus()
             table.move_cursor(row=index, animate=False)
-            await wait_for(pilot, lambda: main.predicate == predicate)
-            samples.append(await measure(pilot, "enter", lambda: main.active == "history"
-                                         and history.data is not None and history.data.predicate == predicate
-                                         and history.data.subject == LONG_SUBJECT and history.shown == predicate))
+            await wait_for(pilot, lambda predicate=predicate: main.predicate == predicate)
+            samples.append(
+                await measure(
+                    pilot,
+                    "enter",
+                    lambda predicate=predicate: (
+                        main.active == "history"
+                        and history.data is not None
+                        and history.data.predicate == predicate
+                        and history.data.subject == LONG_SUBJECT
+                        and history.shown == predicate
+                    ),
+                )
+            )
         out["open_history"] = samples
         out["history_steps"] = len(history.data.steps)
 
@@ -192,8 +216,15 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
         tray = main.view("plan")
         bar = tray.query_one("#plan-progress")
         t = time.perf_counter()
-        main.post_message(StagePlan(Recipe("redefine lives_in: multi (whole history)", lambda st: st.redefine(
-            "lives_in", cardinality="multi", retroactive=True), "bench")))
+        main.post_message(
+            StagePlan(
+                Recipe(
+                    "redefine lives_in: multi (whole history)",
+                    lambda st: st.redefine("lives_in", cardinality="multi", retroactive=True),
+                    "bench",
+                )
+            )
+        )
         await wait_for(pilot, lambda: tray.busy)
         await measure(pilot, "1", lambda: main.active == "pairs")
         sidebar = main.query_one("#sidebar")
@@ -205,7 +236,7 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
         while tray.busy and len(busy_samples) < 200:
             before = main.subject
             try:
-                took = await measure(pilot, "down", lambda: main.subject != before or not tray.busy)
+                took = await measure(pilot, "down", lambda before=before: main.subject != before or not tray.busy)
             except TimeoutError:
                 break
             if main.subject != before and tray.busy:
@@ -226,7 +257,9 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--events", type=int, default=100_000, help="demo store size (default 100,000; the issue: 1,000,000)")
+    ap.add_argument(
+        "--events", type=int, default=100_000, help="demo store size (default 100,000; the issue: 1,000,000)"
+    )
     ap.add_argument("--store", type=Path, default=None, help="SQLite file to build or reuse (default: a temporary one)")
     ap.add_argument("--runs", type=int, default=5, help="first-screen runs (fresh app each)")
     ap.add_argument("--moves", type=int, default=40)
@@ -264,10 +297,14 @@ def main() -> None:
         print(f"{name:<42}{ms(value)}{ms(target)}   {ok}")
     print()
     print(f"first screen runs: {', '.join(f'{x:.2f}s' for x in firsts)}")
-    print(f"moves: median {ms(statistics.median(r['move']))}; with history open: median "
-          f"{ms(statistics.median(r['history_move']))}; history opens: median {ms(statistics.median(r['open_history']))}")
-    print(f"long preview: {r['preview_s']:.2f} s over {r['preview_events']:,} events; the progress bar showed "
-          f"{r['progress_updates']} distinct value(s); {len(r['busy'])} key(s) answered while it ran")
+    print(
+        f"moves: median {ms(statistics.median(r['move']))}; with history open: median "
+        f"{ms(statistics.median(r['history_move']))}; history opens: median {ms(statistics.median(r['open_history']))}"
+    )
+    print(
+        f"long preview: {r['preview_s']:.2f} s over {r['preview_events']:,} events; the progress bar showed "
+        f"{r['progress_updates']} distinct value(s); {len(r['busy'])} key(s) answered while it ran"
+    )
     if tmp is not None:
         tmp.cleanup()
 

@@ -19,8 +19,9 @@ from recall_engine.text import normalize_subject
 MAX_EXPORT = 10_000
 
 
-def export_bundle(memory: Memory, *, subject: str | None = None, predicate: str | None = None,
-                  as_of: int | None = None) -> dict[str, Any]:
+def export_bundle(
+    memory: Memory, *, subject: str | None = None, predicate: str | None = None, as_of: int | None = None
+) -> dict[str, Any]:
     """A bundle of the complete histories in scope at an explicit instant; refused past 10,000 events."""
     store = memory.store
     at = memory.now() if as_of is None else as_of
@@ -39,8 +40,9 @@ def export_bundle(memory: Memory, *, subject: str | None = None, predicate: str 
                     f"the export holds more than {MAX_EXPORT} events (the limit); narrow it with --subject "
                     "or --predicate rather than truncating it"
                 )
-    return build_bundle(events, store.registry_events(), as_of=at, scope_subject=scope_subject,
-                        scope_predicate=scope_predicate)
+    return build_bundle(
+        events, store.registry_events(), as_of=at, scope_subject=scope_subject, scope_predicate=scope_predicate
+    )
 
 
 def import_bundle(memory: Memory, data: bytes | str) -> dict[str, Any]:

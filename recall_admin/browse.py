@@ -7,8 +7,9 @@ decides nothing. Every answer comes from the engine's fold (``Memory.profile``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from recall_engine.history import Explanation, HistoryStep, answer_at
 from recall_engine.memory import Memory
@@ -71,10 +72,7 @@ def subject_pairs(memory: Memory, subject: str, as_of: int | None = None) -> lis
         counts[c] = counts.get(c, 0) + n
         names.setdefault(c, []).append(stored)
     preds = sorted(set(by_pred) | set(counts), key=lambda p: (p == NOTE, p))
-    return [
-        PairRow(s, p, tuple(by_pred.get(p, ())), counts.get(p, 0), tuple(sorted(names.get(p, ()))))
-        for p in preds
-    ]
+    return [PairRow(s, p, tuple(by_pred.get(p, ())), counts.get(p, 0), tuple(sorted(names.get(p, ())))) for p in preds]
 
 
 # --- when each value held ------------------------------------------------------------

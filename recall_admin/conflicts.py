@@ -30,8 +30,9 @@ Decisions (each previewed as a plan, except dismiss):
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from recall_engine.errors import InvalidInput, LimitExceeded, NotFound, PlanError
 from recall_engine.fold import fold
@@ -140,7 +141,7 @@ class ConflictGroup:
             "settle": {
                 "exclude": f"recall-admin conflicts exclude {self.id}",
                 "detail": f"one redefine adding the exclusion between {' and '.join(self.predicates)} settles "
-                          f"{self.count} subject(s)",
+                f"{self.count} subject(s)",
             },
         }
 
@@ -222,14 +223,17 @@ def _subject_input(memory: Memory, tl: Timeline, subject: str, predicates: Seque
     return events
 
 
-def _fold_subject(memory: Memory, tl: Timeline, subject: str, predicates: Iterable[str], at: int) -> dict[str, list[Belief]]:
+def _fold_subject(
+    memory: Memory, tl: Timeline, subject: str, predicates: Iterable[str], at: int
+) -> dict[str, list[Belief]]:
     preds = sorted(predicates)
     events = _subject_input(memory, tl, subject, preds)
     return {p: fold(events, subject, p, tl, at) for p in preds}
 
 
-def find_conflicts(memory: Memory, subject: str | None = None, *, at: int | None = None,
-                   include_dismissed: bool = False) -> Listing:
+def find_conflicts(
+    memory: Memory, subject: str | None = None, *, at: int | None = None, include_dismissed: bool = False
+) -> Listing:
     """Every conflict now (or at ``at``), most recent first, with its groups ranked."""
     tl = memory.timeline()
     now = memory.now() if at is None else at
@@ -337,21 +341,44 @@ def confirm_plan(stager: Stager, conflict: Conflict, keep: str, reason: str = ""
     # the operator who decided, in the statement itself (the `applied` record names who applied it)
     evidence = f"conflicts confirm by {stager.operator}" + (f": {reason}" if reason else "")
     statement = make_event(
-        s, p, kept.value, t, kind=kept.kind, confidence=1.0, source="operator", evidence=evidence[:MAX_EVIDENCE],
+        s,
+        p,
+        kept.value,
+        t,
+        kind=kept.kind,
+        confidence=1.0,
+        source="operator",
+        evidence=evidence[:MAX_EVIDENCE],
         replaces=[Replace(b.predicate, b.value) for b in losers],
     )
     retractions = [
-        make_event(s, b.stored_as or b.predicate, b.value, t, retraction=True, source="operator", caused_by=statement.id)
+        make_event(
+            s, b.stored_as or b.predicate, b.value, t, retraction=True, source="operator", caused_by=statement.id
+        )
         for b in losers
     ]
     title = f"confirm {s}: keep {p} = {kept.value}, withdraw " + ", ".join(f"{b.predicate} = {b.value}" for b in losers)
     return stager.statements(
-        "confirm", title, [statement, *retractions], conflict.predicates,
-        details={"conflict": conflict.to_json(), "keep": p, "withdraw": [b.predicate for b in losers],
-                 # what the operator statement does to the kept belief's provenance (docs/review-queues.md)
-                 "restated": {"subject": s, "predicate": p, "value": kept.value,
-                              "since_before": format_rfc3339(kept.observed_at), "source_before": kept.source,
-                              "since_after": format_rfc3339(t), "source_after": "operator", "operator": stager.operator}},
+        "confirm",
+        title,
+        [statement, *retractions],
+        conflict.predicates,
+        details={
+            "conflict": conflict.to_json(),
+            "keep": p,
+            "withdraw": [b.predicate for b in losers],
+            # what the operator statement does to the kept belief's provenance (docs/review-queues.md)
+            "restated": {
+                "subject": s,
+                "predicate": p,
+                "value": kept.value,
+                "since_before": format_rfc3339(kept.observed_at),
+                "source_before": kept.source,
+                "since_after": format_rfc3339(t),
+                "source_after": "operator",
+                "operator": stager.operator,
+            },
+        },
     )
 
 
@@ -387,9 +414,18 @@ def exclude_plan(stager: Stager, conflicts: Sequence[Conflict], by: str | None =
     title = "exclude: " + "; ".join(f"{a} excludes {', '.join(x)}" for a, x in added.items())
     subjects = sorted({c.subject for c in conflicts})
     return stager._plan(
-        "exclude", title, records, preds, reason=reason,
-        details={"predicates": preds, "excludes": added, "conflicts": [c.id for c in conflicts],
-                 "subjects": subjects[:GROUP_SUBJECTS_SHOWN], "subjects_count": len(subjects)},
+        "exclude",
+        title,
+        records,
+        preds,
+        reason=reason,
+        details={
+            "predicates": preds,
+            "excludes": added,
+            "conflicts": [c.id for c in conflicts],
+            "subjects": subjects[:GROUP_SUBJECTS_SHOWN],
+            "subjects_count": len(subjects),
+        },
     )
 
 

@@ -14,7 +14,7 @@ events, through the store's bulk path. Events are built directly (not through
 from __future__ import annotations
 
 import random
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from recall_engine.instants import NS, parse_instant
 from recall_engine.records import Event, make_event
@@ -55,9 +55,13 @@ def storylines() -> list[Event]:
     add = ev.append
     # a user who moves, changes jobs and work emails
     for (city, job, mail), day in zip(
-        [("Lisbon", "Acme", "sam@acme.example"), ("Berlin", "Globex", "sam@globex.example"),
-         ("Toronto", "Initech", "sam@initech.example")],
+        [
+            ("Lisbon", "Acme", "sam@acme.example"),
+            ("Berlin", "Globex", "sam@globex.example"),
+            ("Toronto", "Initech", "sam@initech.example"),
+        ],
         ["2026-02-03", "2026-05-10", "2026-09-02"],
+        strict=False,
     ):
         add(_e("user", "lives_in", city, day, 9, evidence=f"I live in {city} now"))
         add(_e("user", "works_at", job, day, 10, evidence=f"I just started at {job}"))
@@ -103,15 +107,60 @@ def storylines() -> list[Event]:
     return ev
 
 
-_CITIES = ["Lisbon", "Berlin", "Toronto", "Austin", "Osaka", "Nairobi", "Lima", "Oslo", "Seoul", "Dublin", "Porto", "Cairo"]
+_CITIES = [
+    "Lisbon",
+    "Berlin",
+    "Toronto",
+    "Austin",
+    "Osaka",
+    "Nairobi",
+    "Lima",
+    "Oslo",
+    "Seoul",
+    "Dublin",
+    "Porto",
+    "Cairo",
+]
 _COMPANIES = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Tyrell", "Cyberdyne", "Soylent"]
 _EDITORS = ["vim", "emacs", "zed", "helix", "vscode", "neovim", "sublime", "nano"]
-_TECH = ["python", "rust", "go", "typescript", "postgresql", "redis", "kafka", "docker", "kubernetes", "react", "django", "numpy"]
-_THINGS = ["mangoes", "coffee", "jazz", "hiking", "chess", "sushi", "running", "podcasts", "cycling", "tea", "poetry", "opera"]
+_TECH = [
+    "python",
+    "rust",
+    "go",
+    "typescript",
+    "postgresql",
+    "redis",
+    "kafka",
+    "docker",
+    "kubernetes",
+    "react",
+    "django",
+    "numpy",
+]
+_THINGS = [
+    "mangoes",
+    "coffee",
+    "jazz",
+    "hiking",
+    "chess",
+    "sushi",
+    "running",
+    "podcasts",
+    "cycling",
+    "tea",
+    "poetry",
+    "opera",
+]
 _POOLS = {
-    "lives_in": _CITIES, "works_at": _COMPANIES, "prefers_editor": _EDITORS, "uses_technology": _TECH,
-    "likes": _THINGS, "dislikes": _THINGS, "goal": ["run a marathon", "learn piano", "write a book", "visit Japan"],
-    "did": ["run a marathon", "learn piano", "write a book", "visit Japan"], "prefers_language": ["python", "rust", "go", "typescript"],
+    "lives_in": _CITIES,
+    "works_at": _COMPANIES,
+    "prefers_editor": _EDITORS,
+    "uses_technology": _TECH,
+    "likes": _THINGS,
+    "dislikes": _THINGS,
+    "goal": ["run a marathon", "learn piano", "write a book", "visit Japan"],
+    "did": ["run a marathon", "learn piano", "write a book", "visit Japan"],
+    "prefers_language": ["python", "rust", "go", "typescript"],
 }
 
 
@@ -134,8 +183,14 @@ def generated(target: int, seed: int, defs: dict[str, Definition]) -> Iterator[E
                 if d.cardinality == "multi" and k and rng.random() < 0.15:
                     yield make_event(subject, p, v, START + dt + k, retraction=True, source="user_stated")
                 else:
-                    yield make_event(subject, p, v, START + dt + k, source=rng.choice(("user_stated", "agent_inferred", "tool_result")),
-                                     confidence=rng.choice((1.0, 0.9, 0.8)))
+                    yield make_event(
+                        subject,
+                        p,
+                        v,
+                        START + dt + k,
+                        source=rng.choice(("user_stated", "agent_inferred", "tool_result")),
+                        confidence=rng.choice((1.0, 0.9, 0.8)),
+                    )
                 made += 1
                 if made >= target:
                     return
@@ -184,8 +239,15 @@ def is_seeded(store) -> bool:
     return bool(store.events_by_id([first.id]))
 
 
-def build_demo(backend, collection: str = "memories", *, events: int | None = None, seed: int = 7,
-               operator: str = "demo", progress: Callable[[int], None] | None = None) -> dict:
+def build_demo(
+    backend,
+    collection: str = "memories",
+    *,
+    events: int | None = None,
+    seed: int = 7,
+    operator: str = "demo",
+    progress: Callable[[int], None] | None = None,
+) -> dict:
     """Seed ``collection`` (and small support, sales and voice collections) with the demo history."""
     store = backend.store(collection)
     reg = registry_events(["coding", "personal-assistant"], operator)
@@ -216,17 +278,34 @@ def _other_storyline(starter: str) -> list[Event]:
             _e("acme-corp", "sentiment", "positive", "2026-03-09", 13),
         ]
     if starter == "sales":
-        return [_e("globex", "deal_stage", s, d) for s, d in
-                [("lead", "2026-02-10"), ("qualified", "2026-03-15"), ("proposal", "2026-05-01"), ("won", "2026-07-20")]]
-    return [_e("caller-42", "reason_for_calling", "reschedule appointment", "2026-06-01"),
-            _e("caller-42", "consent_to_record", True, "2026-06-01", 13)]
+        return [
+            _e("globex", "deal_stage", s, d)
+            for s, d in [
+                ("lead", "2026-02-10"),
+                ("qualified", "2026-03-15"),
+                ("proposal", "2026-05-01"),
+                ("won", "2026-07-20"),
+            ]
+        ]
+    return [
+        _e("caller-42", "reason_for_calling", "reschedule appointment", "2026-06-01"),
+        _e("caller-42", "consent_to_record", True, "2026-06-01", 13),
+    ]
 
 
 MAX_DEMO_EVENTS = 50_000_000
 
 
-def seed_demo(backend, store, collection: str, *, events: int | None = None, seed: int = 7, operator: str = "demo",
-              progress: Callable[[int], None] | None = None) -> dict:
+def seed_demo(
+    backend,
+    store,
+    collection: str,
+    *,
+    events: int | None = None,
+    seed: int = 7,
+    operator: str = "demo",
+    progress: Callable[[int], None] | None = None,
+) -> dict:
     """The `demo` command's rules, for any front end: seed an empty collection; on one that
     already holds the demo add nothing and say so (``already_seeded``); refuse any other."""
     from recall_engine.errors import InvalidInput

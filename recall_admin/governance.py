@@ -6,8 +6,9 @@ The CLI and the TUI both call these functions; neither holds a rule of its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from recall_engine.errors import InvalidInput, PlanError, RegistryError, StalePlan
 from recall_engine.memory import Memory
@@ -16,8 +17,8 @@ from recall_engine.records import REGISTRY_SUBJECT, Event
 from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
 from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
-from recall_engine.vocabulary import best_match
 from recall_engine.values import normalize_value, parse_cli_value, value_text
+from recall_engine.vocabulary import best_match
 
 from .plans import Plan
 
@@ -32,7 +33,9 @@ class Preview:
 
     @property
     def changes_answers(self) -> bool:
-        return self.impact.answers_changed > 0 or self.impact.history_changed > 0 or self.impact.answers_changed_as_of > 0
+        return (
+            self.impact.answers_changed > 0 or self.impact.history_changed > 0 or self.impact.answers_changed_as_of > 0
+        )
 
     def to_json(self) -> dict[str, Any]:
         imp = self.impact.to_json()
@@ -63,8 +66,17 @@ class Stager:
         self.collection = collection
         self.operator = operator
 
-    def _plan(self, kind: str, title: str, records: Sequence[RegistryRecord], scope: Iterable[str], *,
-              statements: Sequence[Event] = (), details: dict[str, Any] | None = None, reason: str = "") -> Plan:
+    def _plan(
+        self,
+        kind: str,
+        title: str,
+        records: Sequence[RegistryRecord],
+        scope: Iterable[str],
+        *,
+        statements: Sequence[Event] = (),
+        details: dict[str, Any] | None = None,
+        reason: str = "",
+    ) -> Plan:
         """Seal a plan; ``scope`` is the names it read, and ``details`` what a reviewer needs."""
         tl = self.memory.timeline()
         at = self.memory.registry_instant(tl)
@@ -78,10 +90,19 @@ class Stager:
                     names.update(t.stored_names(q))
         scope_names = tuple(sorted(names))
         plan = Plan(
-            kind=kind, title=title, collection=self.collection, operator=self.operator,
-            position=self.memory.store.position(), registry_digest=tl.digest, records=recs,
-            statements=tuple(statements), at=at, scope=scope_names, details=details or {},
-            store=store_identity(self.memory), names_digest=tl.names_digest(scope_names),
+            kind=kind,
+            title=title,
+            collection=self.collection,
+            operator=self.operator,
+            position=self.memory.store.position(),
+            registry_digest=tl.digest,
+            records=recs,
+            statements=tuple(statements),
+            at=at,
+            scope=scope_names,
+            details=details or {},
+            store=store_identity(self.memory),
+            names_digest=tl.names_digest(scope_names),
         )
         return plan.sealed()
 
@@ -89,9 +110,17 @@ class Stager:
         return self.memory.resolve(name)
 
     def redefine(
-        self, name: str, *, cardinality: str | None = None, add_excludes: Sequence[str] = (),
-        remove_excludes: Sequence[str] = (), historical: bool | None = None, allowed: Sequence[str] | None = None,
-        description: str | None = None, retroactive: bool = False, reason: str = "",
+        self,
+        name: str,
+        *,
+        cardinality: str | None = None,
+        add_excludes: Sequence[str] = (),
+        remove_excludes: Sequence[str] = (),
+        historical: bool | None = None,
+        allowed: Sequence[str] | None = None,
+        description: str | None = None,
+        retroactive: bool = False,
+        reason: str = "",
     ) -> Plan:
         tl = self.memory.timeline()
         p = self._known(name)
@@ -133,9 +162,12 @@ class Stager:
         # only a change of cardinality or allowed values is "from now on"
         now_only = new.cardinality != d.cardinality or new.allowed != d.allowed
         title = f"redefine {p}: {changes or 'same rules'}" + (
-            " (whole history)" if retroactive else " (from now on)" if now_only else "")
+            " (whole history)" if retroactive else " (from now on)" if now_only else ""
+        )
         scope = {p, *d.excludes, *new.excludes}
-        return self._plan("redefine", title, [rec], scope, reason=reason, details={"from": d.to_json(), "to": new.to_json()})
+        return self._plan(
+            "redefine", title, [rec], scope, reason=reason, details={"from": d.to_json(), "to": new.to_json()}
+        )
 
     def merge(self, name: str, into: str, reason: str = "") -> Plan:
         tl = self.memory.timeline()
@@ -156,8 +188,14 @@ class Stager:
                 f'cannot merge: "{a}" stores {da.storage_class} values and "{b}" stores {db.storage_class} values'
             )
         rec = RegistryRecord(op="merge", name=a, into=b)
-        return self._plan("merge", f"merge {a} into {b}", [rec], {a, b}, reason=reason,
-                          details={"from": da.to_json(), "into": db.to_json()})
+        return self._plan(
+            "merge",
+            f"merge {a} into {b}",
+            [rec],
+            {a, b},
+            reason=reason,
+            details={"from": da.to_json(), "into": db.to_json()},
+        )
 
     def split(self, name: str, reason: str = "") -> Plan:
         tl = self.memory.timeline()
@@ -171,22 +209,51 @@ class Stager:
         rec = RegistryRecord(op="split", name=a, definition=d)
         return self._plan("split", f"split {a} from {tl.canonical(a)}", [rec], {a, tl.canonical(a)}, reason=reason)
 
-    def define(self, name: str, *, cardinality: str, value_type: str, allowed: Sequence[str] = (),
-               description: str = "", excludes: Sequence[str] = (), historical: bool = False, reason: str = "") -> Plan:
+    def define(
+        self,
+        name: str,
+        *,
+        cardinality: str,
+        value_type: str,
+        allowed: Sequence[str] = (),
+        description: str = "",
+        excludes: Sequence[str] = (),
+        historical: bool = False,
+        reason: str = "",
+    ) -> Plan:
         tl = self.memory.timeline()
         n = self.memory.predicate_name(name, tl)
         if tl.knows(n):
             raise PlanError(f"predicate {n!r} already exists; use redefine to change it")
-        d = Definition(n, cardinality, value_type, description, tuple(allowed), (), tuple(self._known(x) for x in excludes), historical)
+        d = Definition(
+            n,
+            cardinality,
+            value_type,
+            description,
+            tuple(allowed),
+            (),
+            tuple(self._known(x) for x in excludes),
+            historical,
+        )
         try:
             check_definition(d, "define")
         except RegistryError as exc:
             raise PlanError(str(exc)) from None
         rec = RegistryRecord(op="declare", name=n, definition=d)
-        return self._plan("define", f"define {n} ({cardinality}-valued {value_type})", [rec], {n, *d.excludes}, reason=reason)
+        return self._plan(
+            "define", f"define {n} ({cardinality}-valued {value_type})", [rec], {n, *d.excludes}, reason=reason
+        )
 
-    def promote(self, predicate: str, *, notes: dict[str, str] | None = None, match: str | None = None,
-                subject: str | None = None, new_definition: Definition | None = None, reason: str = "") -> Plan:
+    def promote(
+        self,
+        predicate: str,
+        *,
+        notes: dict[str, str] | None = None,
+        match: str | None = None,
+        subject: str | None = None,
+        new_definition: Definition | None = None,
+        reason: str = "",
+    ) -> Plan:
         """Promote note events into a typed predicate: listed ids with values, or a regex whose group is the value."""
         tl = self.memory.timeline()
         records: list[RegistryRecord] = []
@@ -213,21 +280,39 @@ class Stager:
             try:
                 if raw is None:
                     raise InvalidInput("the pattern matched but captured no value")
-                v = normalize_value(p, d.value_type, d.allowed, parse_cli_value(d.value_type, raw) if isinstance(raw, str) else raw)
+                v = normalize_value(
+                    p, d.value_type, d.allowed, parse_cli_value(d.value_type, raw) if isinstance(raw, str) else raw
+                )
             except InvalidInput as exc:
-                results.append({"event_id": e.id, "subject": e.subject, "note": e.value, "ok": False, "error": str(exc)})
+                results.append(
+                    {"event_id": e.id, "subject": e.subject, "note": e.value, "ok": False, "error": str(exc)}
+                )
                 continue
             parsed.append(Promotion(e.id, e.subject, v))
             results.append({"event_id": e.id, "subject": e.subject, "note": e.value, "ok": True, "value": v})
         if not parsed:
-            raise PlanError(f"no note could be promoted into {p}: " + ("; ".join(r["error"] for r in results[:5]) or "no note matched"))
+            raise PlanError(
+                f"no note could be promoted into {p}: "
+                + ("; ".join(r["error"] for r in results[:5]) or "no note matched")
+            )
         records.append(RegistryRecord(op="promote", name=p, notes=tuple(parsed)))
-        return self._plan("promote", f"promote {len(parsed)} note(s) into {p}", records, {p, NOTE}, reason=reason,
-                          details={"notes": results, "parsed": len(parsed), "unparsed": len(results) - len(parsed),
-                                   "selection": {"match": match or "", "subject": normalize_subject(subject) if subject else ""}})
+        return self._plan(
+            "promote",
+            f"promote {len(parsed)} note(s) into {p}",
+            records,
+            {p, NOTE},
+            reason=reason,
+            details={
+                "notes": results,
+                "parsed": len(parsed),
+                "unparsed": len(results) - len(parsed),
+                "selection": {"match": match or "", "subject": normalize_subject(subject) if subject else ""},
+            },
+        )
 
-    def _note_candidates(self, notes: dict[str, str] | None, match: str | None, subject: str | None,
-                         tl: Timeline) -> list[tuple[Event, Any]]:
+    def _note_candidates(
+        self, notes: dict[str, str] | None, match: str | None, subject: str | None, tl: Timeline
+    ) -> list[tuple[Event, Any]]:
         store = self.memory.store
         if notes is not None:
             found = {e.id: e for e in store.events_by_id(list(notes))}
@@ -263,8 +348,13 @@ class Stager:
             out.append((e, raw.strip() if isinstance(raw, str) else raw))
         return out
 
-    def registry_records(self, records: Sequence[RegistryRecord], title: str, reason: str = "",
-                         definitions: dict[str, Definition] | None = None) -> Plan:
+    def registry_records(
+        self,
+        records: Sequence[RegistryRecord],
+        title: str,
+        reason: str = "",
+        definitions: dict[str, Definition] | None = None,
+    ) -> Plan:
         """A registry file load: the declare records for what differs (built by registry_sync).
 
         ``definitions`` (the whole file) lets the details list every predicate of the
@@ -272,8 +362,11 @@ class Stager:
         if not records:
             raise PlanError("the registry file declares nothing new: every predicate already reads that way")
         tl = self.memory.timeline()
-        details = {"predicates": load_details(tl, definitions or {r.name: r.definition for r in records
-                                                                   if r.definition is not None})}
+        details = {
+            "predicates": load_details(
+                tl, definitions or {r.name: r.definition for r in records if r.definition is not None}
+            )
+        }
         for r in records:
             old = tl.own_definition(r.name) or tl.definition(r.name)
             if r.definition is not None and old is not None and old.storage_class != r.definition.storage_class:
@@ -284,8 +377,14 @@ class Stager:
                 )
         return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason, details=details)
 
-    def statements(self, kind: str, title: str, statements: Sequence[Event], scope: Iterable[str],
-                   details: dict[str, Any] | None = None) -> Plan:
+    def statements(
+        self,
+        kind: str,
+        title: str,
+        statements: Sequence[Event],
+        scope: Iterable[str],
+        details: dict[str, Any] | None = None,
+    ) -> Plan:
         return self._plan(kind, title, [], scope, statements=statements, details=details)
 
 
@@ -327,8 +426,9 @@ def _describe_changes(a: Definition, b: Definition) -> str:
 # --- preview ----------------------------------------------------------------
 
 
-def preview(memory: Memory, plan: Plan, *, as_of: int | None = None,
-            progress: Callable[[int], None] | None = None) -> Preview:
+def preview(
+    memory: Memory, plan: Plan, *, as_of: int | None = None, progress: Callable[[int], None] | None = None
+) -> Preview:
     """Fold every affected pair under the registry now and with the plan; compare."""
     tl = memory.timeline()
     after = tl.with_records(plan.logged())
@@ -399,8 +499,9 @@ def _effective(plan: Plan, tl: Timeline, memory: Memory) -> tuple[list[RegistryR
     return records, statements
 
 
-def _affected_predicates(records: Sequence[RegistryRecord], statements: Sequence[Event],
-                         before: Timeline, after: Timeline) -> set[str]:
+def _affected_predicates(
+    records: Sequence[RegistryRecord], statements: Sequence[Event], before: Timeline, after: Timeline
+) -> set[str]:
     out: set[str] = set()
     for r in records:
         if r.op == "promote":
@@ -436,8 +537,9 @@ def _group_by_subject(events: Iterable[Event]) -> Iterable[tuple[str, list[Event
     return list(seen.items())
 
 
-def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory: Memory,
-           pairs: Sequence[Any] = ()) -> list[dict[str, str]]:
+def _risks(
+    plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory: Memory, pairs: Sequence[Any] = ()
+) -> list[dict[str, str]]:
     risks: list[dict[str, str]] = []
     retro: list[str] = []
     for r in plan.records:
@@ -449,72 +551,132 @@ def _risks(plan: Plan, impact: Impact, before: Timeline, after: Timeline, memory
                 if r.retroactive:
                     shrunk = [c for c in impact.changes if c.predicate == r.name and len(c.after) < len(c.before)]
                     hidden = sum(len(c.before) - len(c.after) for c in shrunk)
-                    detail = (f"{r.name} becomes single-valued for its whole history: {hidden} value(s) held now "
-                              f"stop being believed at once, across {len(shrunk)} pair(s)")
+                    detail = (
+                        f"{r.name} becomes single-valued for its whole history: {hidden} value(s) held now "
+                        f"stop being believed at once, across {len(shrunk)} pair(s)"
+                    )
                 else:
                     several = [pi for pi in pairs if pi.predicate == r.name and len(pi.after) > 1]
                     held = sum(len(pi.after) for pi in several)
-                    detail = (f"{r.name} becomes single-valued from now on: {len(several)} pair(s) hold several values "
-                              f"now ({held} in all); the next value stated for each of them hides the others")
+                    detail = (
+                        f"{r.name} becomes single-valued from now on: {len(several)} pair(s) hold several values "
+                        f"now ({held} in all); the next value stated for each of them hides the others"
+                    )
                 risks.append({"flag": "values_hidden", "detail": detail})
             if r.retroactive:
                 retro.append(r.name)
             kept = {a.lower() for a in new.allowed}
             dropped = sorted(a for a in old.allowed if a.lower() not in kept)
             if new.value_type == "enum" and dropped:
-                risks.append({"flag": "enum_narrowed", "detail": (
-                    f"{r.name} no longer allows {', '.join(dropped)}: values already stored stay readable, "
-                    f"but new statements of them will be refused")})
+                risks.append(
+                    {
+                        "flag": "enum_narrowed",
+                        "detail": (
+                            f"{r.name} no longer allows {', '.join(dropped)}: values already stored stay readable, "
+                            f"but new statements of them will be refused"
+                        ),
+                    }
+                )
         if r.op == "declare" and old is None and r.definition is not None:
-            near = best_match(r.name, r.definition.storage_class, before.predicates(), description=r.definition.description)
+            near = best_match(
+                r.name, r.definition.storage_class, before.predicates(), description=r.definition.description
+            )
             if near is not None:
-                risks.append({"flag": "near_duplicate", "detail": (
-                    f"{r.name} is near the registered {near.name} (score {near.score:.2f}, the vocabulary inbox's "
-                    f"rule): if they mean the same, use {near.name} instead of defining {r.name}")})
+                risks.append(
+                    {
+                        "flag": "near_duplicate",
+                        "detail": (
+                            f"{r.name} is near the registered {near.name} (score {near.score:.2f}, the vocabulary inbox's "
+                            f"rule): if they mean the same, use {near.name} instead of defining {r.name}"
+                        ),
+                    }
+                )
         if r.op == "merge":
             a, b = before.definition(r.name), before.definition(r.into)
             if a is not None and b is not None and a.cardinality != b.cardinality:
-                risks.append({"flag": "cardinality_mismatch", "detail": (
-                    f"{r.name} is {a.cardinality}-valued and {r.into} is {b.cardinality}-valued: after the merge, "
-                    f"{r.name}'s history folds under {r.into}'s {b.cardinality}-valued rules")})
-    ruled = [r.name for r in plan.records if r.definition is not None and _rules_changed(before.definition(r.name), r.definition)]
+                risks.append(
+                    {
+                        "flag": "cardinality_mismatch",
+                        "detail": (
+                            f"{r.name} is {a.cardinality}-valued and {r.into} is {b.cardinality}-valued: after the merge, "
+                            f"{r.name}'s history folds under {r.into}'s {b.cardinality}-valued rules"
+                        ),
+                    }
+                )
+    ruled = [
+        r.name
+        for r in plan.records
+        if r.definition is not None and _rules_changed(before.definition(r.name), r.definition)
+    ]
     if ruled:
         per_rule: dict[str, int] = {}
         for c in impact.changes:
             if c.history_changed or c.replaced_changes:
                 per_rule[c.predicate] = per_rule.get(c.predicate, 0) + 1
         where = ", ".join(f"{n} of {p}" for p, n in sorted(per_rule.items())) or "none"
-        risks.append({"flag": "whole_log", "detail": (
-            f"the excludes or historical rule of {' and '.join(ruled)} covers the whole log, old statements "
-            f"included: {sum(per_rule.values())} pair(s) change their history or what they list as replaced ({where})")})
+        risks.append(
+            {
+                "flag": "whole_log",
+                "detail": (
+                    f"the excludes or historical rule of {' and '.join(ruled)} covers the whole log, old statements "
+                    f"included: {sum(per_rule.values())} pair(s) change their history or what they list as replaced ({where})"
+                ),
+            }
+        )
     if retro:
         per: dict[str, int] = {}
         for c in impact.changes:
             if c.history_changed:
                 per[c.predicate] = per.get(c.predicate, 0) + 1
         where = ", ".join(f"{n} of {p}" for p, n in sorted(per.items())) or "none"
-        risks.append({"flag": "retroactive", "detail": (
-            f"{' and '.join(retro)} {'is' if len(retro) == 1 else 'are'} redefined for the whole history: "
-            f"{impact.history_changed} pair(s) would have answered differently in the past ({where}), "
-            f"and every as-of read of them changes")})
+        risks.append(
+            {
+                "flag": "retroactive",
+                "detail": (
+                    f"{' and '.join(retro)} {'is' if len(retro) == 1 else 'are'} redefined for the whole history: "
+                    f"{impact.history_changed} pair(s) would have answered differently in the past ({where}), "
+                    f"and every as-of read of them changes"
+                ),
+            }
+        )
     restated = plan.details.get("restated") if isinstance(plan.details, dict) else None
     if isinstance(restated, dict):
-        risks.append({"flag": "restated", "detail": (
-            f"{restated['subject']} {restated['predicate']} = {value_text(restated['value'])} is restated by the operator: "
-            f"its since becomes {restated['since_after']} (was {restated['since_before']}) and its source "
-            f"{restated['source_after']} (was {restated['source_before']})")})
+        risks.append(
+            {
+                "flag": "restated",
+                "detail": (
+                    f"{restated['subject']} {restated['predicate']} = {value_text(restated['value'])} is restated by the operator: "
+                    f"its since becomes {restated['since_after']} (was {restated['since_before']}) and its source "
+                    f"{restated['source_after']} (was {restated['source_before']})"
+                ),
+            }
+        )
     unparsed = plan.details.get("unparsed", 0) if isinstance(plan.details, dict) else 0
     if unparsed:
         bad = [n for n in plan.details.get("notes", []) if not n.get("ok")]
-        risks.append({"flag": "unparsed_notes", "detail": (
-            f"{unparsed} matching note(s) would not parse as {plan.records[-1].name} and stay notes: "
-            + "; ".join(f"{n['event_id']}: {n['error']}" for n in bad[:3]))})
+        risks.append(
+            {
+                "flag": "unparsed_notes",
+                "detail": (
+                    f"{unparsed} matching note(s) would not parse as {plan.records[-1].name} and stay notes: "
+                    + "; ".join(f"{n['event_id']}: {n['error']}" for n in bad[:3])
+                ),
+            }
+        )
     if impact.answers_changed >= LARGE_BLAST_RADIUS:
-        risks.append({"flag": "large_blast_radius", "detail": (
-            f"{impact.answers_changed} answers across {impact.subjects} subjects would change")})
+        risks.append(
+            {
+                "flag": "large_blast_radius",
+                "detail": (f"{impact.answers_changed} answers across {impact.subjects} subjects would change"),
+            }
+        )
     if impact.conflicts_created:
-        risks.append({"flag": "new_conflicts", "detail": (
-            f"{len(impact.conflicts_created)} subject(s) would hold one value under two predicates")})
+        risks.append(
+            {
+                "flag": "new_conflicts",
+                "detail": (f"{len(impact.conflicts_created)} subject(s) would hold one value under two predicates"),
+            }
+        )
     return risks
 
 
@@ -551,8 +713,10 @@ def check_stale(memory: Memory, plan: Plan) -> None:
     if plan.collection and plan.collection != getattr(store, "collection", plan.collection):
         raise PlanError(f"the plan is for collection {plan.collection!r}, not {store.collection!r}")
     if plan.store and plan.store != store_identity(memory):
-        raise PlanError("the plan was made against another store (its log begins with a different event); "
-                        "plan it again against this one")
+        raise PlanError(
+            "the plan was made against another store (its log begins with a different event); "
+            "plan it again against this one"
+        )
     tl = memory.timeline()
     if plan.names_digest and tl.names_digest(plan.scope) != plan.names_digest:
         raise StalePlan(
@@ -564,8 +728,10 @@ def check_stale(memory: Memory, plan: Plan) -> None:
     touched = [t for t in store.touched_since(plan.position) if t.subject != REGISTRY_SUBJECT]
     if not plan.names_digest:  # a plan from before the per-name digest: any registry change counts
         if tl.digest != plan.registry_digest:
-            raise StalePlan(f"the plan is stale: the registry changed since position {plan.position}; "
-                            "plan it again to see the new impact")
+            raise StalePlan(
+                f"the plan is stale: the registry changed since position {plan.position}; "
+                "plan it again to see the new impact"
+            )
     scope = set(plan.scope)
     notes = set(tl.stored_names(NOTE)) if plan.kind == "promote" else set()
     hits = [t for t in touched if t.predicate in scope and t.predicate not in notes]
@@ -600,9 +766,16 @@ def _selected_notes(memory: Memory, plan: Plan, touched: list[Any]) -> list[Any]
 
 # what each kind of plan may append (records by op; statements only from the conflict queue)
 KIND_OPS = {
-    "redefine": {"redefine"}, "merge": {"merge"}, "split": {"split"}, "define": {"declare"},
-    "promote": {"declare", "promote"}, "registry-load": {"declare", "vocabulary"}, "exclude": {"redefine"},
-    "revert": {"withdraw"}, "confirm": set(), "never": set(),
+    "redefine": {"redefine"},
+    "merge": {"merge"},
+    "split": {"split"},
+    "define": {"declare"},
+    "promote": {"declare", "promote"},
+    "registry-load": {"declare", "vocabulary"},
+    "exclude": {"redefine"},
+    "revert": {"withdraw"},
+    "confirm": set(),
+    "never": set(),
 }
 FUTURE_SLACK_NS = 24 * 3600 * 10**9  # a plan's instants may run ahead of this clock by a day, not more
 
@@ -656,7 +829,9 @@ def check_plan(memory: Memory, plan: Plan) -> None:
                 except InvalidInput:
                     ok = False
                 if not ok:
-                    raise PlanError(f"{bad} the value promoted from {prom.event_id} is not a {d.value_type or 'string'}")
+                    raise PlanError(
+                        f"{bad} the value promoted from {prom.event_id} is not a {d.value_type or 'string'}"
+                    )
     ids = {e.id for e in plan.statements}
     for e in plan.statements:
         if e.caused_by and e.caused_by not in ids:
@@ -689,11 +864,20 @@ def apply(memory: Memory, plan: Plan, operator: str = "") -> dict[str, Any]:
     check_plan(memory, plan)
     tl = memory.timeline()
     at = max(memory.registry_instant(tl), plan.at + len(plan.records))
-    applied = RegistryRecord(op="applied", name="", plan=plan.id, operator=operator or plan.operator,
-                             events=tuple(e.id for e in plan.statements))
+    applied = RegistryRecord(
+        op="applied",
+        name="",
+        plan=plan.id,
+        operator=operator or plan.operator,
+        events=tuple(e.id for e in plan.statements),
+    )
     position = memory.store.append([*events, applied.to_event(at)])
-    return {"applied": plan.id, "events": [e.id for e in events], "position": position,
-            "applied_by": operator or plan.operator}
+    return {
+        "applied": plan.id,
+        "events": [e.id for e in events],
+        "position": position,
+        "applied_by": operator or plan.operator,
+    }
 
 
 def records_of_plan(memory: Memory, plan_id: str) -> list[tuple[int, RegistryRecord]]:
@@ -766,10 +950,18 @@ def revert(stager: Stager, plan_id: str, reason: str = "") -> Plan:
                     f"{rec.name} since; redefine it instead"
                 )
     withdraw = RegistryRecord(op="withdraw", name="", withdraws=plan_id, events=tuple(e.id for e in statements))
-    title = (f"revert {plan_id}: withdraw its {len(records)} registry record(s)"
-             + (f" and {len(statements)} operator statement(s)" if statements else ""))
+    title = f"revert {plan_id}: withdraw its {len(records)} registry record(s)" + (
+        f" and {len(statements)} operator statement(s)" if statements else ""
+    )
     return stager._plan(
-        "revert", title, [withdraw], names, reason=reason or f"revert of {plan_id}",
-        details={"reverts": plan_id, "records": [r.to_json() for r in records],
-                 "statements": [e.to_json() for e in statements]},
+        "revert",
+        title,
+        [withdraw],
+        names,
+        reason=reason or f"revert of {plan_id}",
+        details={
+            "reverts": plan_id,
+            "records": [r.to_json() for r in records],
+            "statements": [e.to_json() for e in statements],
+        },
     )

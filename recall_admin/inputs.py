@@ -11,13 +11,14 @@ boolean, anything else a string.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from recall_engine.errors import InvalidInput
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.timeline import Timeline
 from recall_engine.values import Value, parse_cli_value, parse_number
+
 
 def infer_value(text: str) -> Value:
     """The type of a value written to a predicate nobody has defined yet."""

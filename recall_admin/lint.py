@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from recall_engine.matching import near_duplicates
 from recall_engine.memory import Memory
 from recall_engine.text import NOTE
-from recall_engine.matching import near_duplicates
 from recall_engine.vocabulary import DEFAULT_THRESHOLD
 
 
@@ -31,8 +31,13 @@ def lint(memory: Memory, *, threshold: float = DEFAULT_THRESHOLD, note_sample: i
     out: list[Finding] = []
     names = sorted(n for n in preds if n != NOTE)
     for a, b, s in near_duplicates({n: preds[n] for n in names}, threshold):
-        out.append(Finding("near_duplicate", (a, b), f"{a} and {b} look like one predicate (score {s:.2f}); "
-                           f"merge one into the other if they mean the same"))
+        out.append(
+            Finding(
+                "near_duplicate",
+                (a, b),
+                f"{a} and {b} look like one predicate (score {s:.2f}); merge one into the other if they mean the same",
+            )
+        )
     for a in names:
         d = preds[a]
         for x in d.excludes:
@@ -42,9 +47,16 @@ def lint(memory: Memory, *, threshold: float = DEFAULT_THRESHOLD, note_sample: i
                 continue
             back = {tl.canonical(y) for y in preds[cx].excludes}
             if a not in back and not preds[cx].historical and not d.historical:
-                out.append(Finding("one_way_exclude", (a, cx), (
-                    f"{a} excludes {cx} but {cx} does not exclude {a}: stating {a} withdraws {cx}, "
-                    f"not the other way round; make it mutual if the two contradict each other")))
+                out.append(
+                    Finding(
+                        "one_way_exclude",
+                        (a, cx),
+                        (
+                            f"{a} excludes {cx} but {cx} does not exclude {a}: stating {a} withdraws {cx}, "
+                            f"not the other way round; make it mutual if the two contradict each other"
+                        ),
+                    )
+                )
 
     unused = tuple(a for a in names if counts.get(a, 0) == 0)
     if unused:
@@ -63,9 +75,14 @@ def lint(memory: Memory, *, threshold: float = DEFAULT_THRESHOLD, note_sample: i
                 hits.setdefault(a, []).append(e)
     for a, notes in sorted(hits.items()):
         first = notes[0]
-        out.append(Finding("note_like_predicate", (NOTE, a), (
-            f"{len(notes)} note(s) mention {a.replace('_', ' ').removeprefix('prefers ')!r} and may want to be "
-            f"promoted into {a} (e.g. {first.id} about {first.subject}: {first.value!r})")))
+        out.append(
+            Finding(
+                "note_like_predicate",
+                (NOTE, a),
+                (
+                    f"{len(notes)} note(s) mention {a.replace('_', ' ').removeprefix('prefers ')!r} and may want to be "
+                    f"promoted into {a} (e.g. {first.id} about {first.subject}: {first.value!r})"
+                ),
+            )
+        )
     return out
-
-

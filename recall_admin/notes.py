@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,10 +46,91 @@ FRAME_SHARE = 0.75  # a word is frame when it is in at least this share of the n
 
 _WORD = re.compile(r"[^\W_]+")
 STOP = frozenset(
-    """a an the i i'm im me my mine myself you your we our us they their them he his him she her it its this that
-    these those is am are was were be been being do does did has have had having to of in on at by for from with
-    as and or but so than then there here very really just also too now currently these days usually always
-    about into over under again still all any some one""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "i",
+        "i'm",
+        "im",
+        "me",
+        "my",
+        "mine",
+        "myself",
+        "you",
+        "your",
+        "we",
+        "our",
+        "us",
+        "they",
+        "their",
+        "them",
+        "he",
+        "his",
+        "him",
+        "she",
+        "her",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "is",
+        "am",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "having",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "from",
+        "with",
+        "as",
+        "and",
+        "or",
+        "but",
+        "so",
+        "than",
+        "then",
+        "there",
+        "here",
+        "very",
+        "really",
+        "just",
+        "also",
+        "too",
+        "now",
+        "currently",
+        "these",
+        "days",
+        "usually",
+        "always",
+        "about",
+        "into",
+        "over",
+        "under",
+        "again",
+        "still",
+        "all",
+        "any",
+        "some",
+        "one",
+    ]
 )
 
 
@@ -62,8 +144,13 @@ def _group_by_subject(events: Iterable[Event]) -> Iterable[tuple[str, list[Event
     return by.items()
 
 
-def list_notes(memory: Memory, subject: str | None = None, match: str | None = None,
-               at: int | None = None, limit: int | None = None) -> list[Belief]:
+def list_notes(
+    memory: Memory,
+    subject: str | None = None,
+    match: str | None = None,
+    at: int | None = None,
+    limit: int | None = None,
+) -> list[Belief]:
     """Notes held now (not promoted, not forgotten), most recent first."""
     tl = memory.timeline()
     now = memory.now() if at is None else at
@@ -99,8 +186,11 @@ class NoteValue:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "event_id": self.note.event_id, "subject": self.note.subject, "note": self.note.value,
-            "observed_at": format_rfc3339(self.note.observed_at), "ok": self.value is not None,
+            "event_id": self.note.event_id,
+            "subject": self.note.subject,
+            "note": self.note.value,
+            "observed_at": format_rfc3339(self.note.observed_at),
+            "ok": self.value is not None,
         }
         if self.value is not None:
             out["value"] = self.value
@@ -178,9 +268,9 @@ def _phrasings(token_lists: Sequence[list[str]]) -> set[Phrasing]:
                 s += 1
             if p + s >= len(a) or p + s >= len(b):
                 continue  # one note is the other plus words: no single value between
-            around = a[:p] + a[len(a) - s:]
+            around = a[:p] + a[len(a) - s :]
             if any(w not in STOP for w in around):
-                out.add((tuple(a[:p]), tuple(a[len(a) - s:])))
+                out.add((tuple(a[:p]), tuple(a[len(a) - s :])))
     return out
 
 
@@ -195,12 +285,12 @@ def _extract(note: Belief, frame: set[str], phrasings: Iterable[Phrasing] = ()) 
     best: Phrasing | None = None
     for pre, post in phrasings:
         k, m = len(pre), len(post)
-        if k + m < len(toks) and tuple(toks[:k]) == pre and tuple(toks[len(toks) - m:]) == post:
+        if k + m < len(toks) and tuple(toks[:k]) == pre and tuple(toks[len(toks) - m :]) == post:
             if best is None or k + m > len(best[0]) + len(best[1]):
                 best = (pre, post)
     if best is not None:
         lo, hi = len(best[0]), len(toks) - len(best[1]) - 1
-        return NoteValue(note, text[words[lo][1]:words[hi][2]].strip())
+        return NoteValue(note, text[words[lo][1] : words[hi][2]].strip())
     outside = [i for i, w in enumerate(toks) if w not in frame]
     # trim stop words at both ends of what is left
     while outside and toks[outside[0]] in STOP:
@@ -213,7 +303,7 @@ def _extract(note: Belief, frame: set[str], phrasings: Iterable[Phrasing] = ()) 
     inside = [toks[i] for i in range(lo, hi + 1) if toks[i] in frame and toks[i] not in STOP]
     if inside:
         return NoteValue(note, None, f"the words left are split by {inside[0]!r}: give this note's value by hand")
-    return NoteValue(note, text[words[lo][1]:words[hi][2]].strip())
+    return NoteValue(note, text[words[lo][1] : words[hi][2]].strip())
 
 
 def _template(nv: NoteValue) -> str | None:
@@ -224,13 +314,17 @@ def _template(nv: NoteValue) -> str | None:
     i = text.find(nv.value)
     if i < 0:
         return None
-    before, after = text[:i], text[i + len(nv.value):]
+    before, after = text[:i], text[i + len(nv.value) :]
     head = r"\s+".join(re.escape(w) for w in before.split())
     tail = r"\s+".join(re.escape(w) for w in after.split())
     return (
-        r"^\s*" + head + (r"\s+" if head and before[-1:].isspace() else "")
+        r"^\s*"
+        + head
+        + (r"\s+" if head and before[-1:].isspace() else "")
         + "(?P<value>.+?)"
-        + (r"\s+" if tail and after[:1].isspace() else "") + tail + r"\s*$"
+        + (r"\s+" if tail and after[:1].isspace() else "")
+        + tail
+        + r"\s*$"
     )
 
 
@@ -271,8 +365,9 @@ def _weighted_vectors(frames: list[list[str]], df: dict[str, int], n: int) -> np
     return m / norms[:, None]
 
 
-def note_clusters(memory: Memory, subject: str | None = None, *, similarity: float = CLUSTER_SIMILARITY,
-                  min_size: int = 2) -> list[NoteCluster]:
+def note_clusters(
+    memory: Memory, subject: str | None = None, *, similarity: float = CLUSTER_SIMILARITY, min_size: int = 2
+) -> list[NoteCluster]:
     """Clusters of notes that look like one kind of fact, largest first."""
     notes = list_notes(memory, subject)[:MAX_CLUSTER_NOTES]
     if len(notes) < min_size:
@@ -297,9 +392,9 @@ def note_clusters(memory: Memory, subject: str | None = None, *, similarity: flo
 
     block = 1024
     for start in range(0, len(idx), block):
-        sims = vecs[start:start + block] @ vecs.T
+        sims = vecs[start : start + block] @ vecs.T
         rows, cols = np.nonzero(sims >= similarity)
-        for r, c in zip(rows.tolist(), cols.tolist()):
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=False):
             a, b = find(start + r), find(c)
             if a != b:
                 parent[max(a, b)] = min(a, b)
@@ -327,7 +422,9 @@ def note_clusters(memory: Memory, subject: str | None = None, *, similarity: flo
         cands = _predicate_candidates(about, defs)
         c = NoteCluster(
             id="n-" + hashlib.sha256("\x00".join(sorted(notes[i].event_id for i in members)).encode()).hexdigest()[:12],
-            about=about, notes=values, candidates=cands,
+            about=about,
+            notes=values,
+            candidates=cands,
         )
         if cands and cands[0][1] >= PREDICATE_MIN_SCORE:
             c.predicate, c.predicate_score = cands[0]
@@ -353,13 +450,22 @@ def find_note_cluster(memory: Memory, ident: str) -> NoteCluster:
 
 
 def promote_plan(
-    stager: Stager, predicate: str, *, cluster: str | None = None, notes: dict[str, Any] | None = None,
-    match: str | None = None, subject: str | None = None, define: Definition | None = None, reason: str = "",
+    stager: Stager,
+    predicate: str,
+    *,
+    cluster: str | None = None,
+    notes: dict[str, Any] | None = None,
+    match: str | None = None,
+    subject: str | None = None,
+    define: Definition | None = None,
+    reason: str = "",
 ) -> Plan:
     """One promote plan: a cluster's per-note values, explicit values, or a regex."""
     given = sum(x is not None for x in (cluster, notes, match))
     if given != 1:
-        raise PlanError("promote needs exactly one of --cluster ID, --note EVENT_ID=VALUE (one or more) or --match REGEX")
+        raise PlanError(
+            "promote needs exactly one of --cluster ID, --note EVENT_ID=VALUE (one or more) or --match REGEX"
+        )
     if cluster is not None:
         c = find_note_cluster(stager.memory, cluster)
         parsed = {nv.note.event_id: nv.value for nv in c.notes if nv.value is not None}
@@ -370,7 +476,13 @@ def promote_plan(
         if unparsed:
             details = dict(plan.details)
             details["notes"] = list(details.get("notes", [])) + [
-                {"event_id": u["event_id"], "subject": u["subject"], "note": u["note"], "ok": False, "error": u["error"]}
+                {
+                    "event_id": u["event_id"],
+                    "subject": u["subject"],
+                    "note": u["note"],
+                    "ok": False,
+                    "error": u["error"],
+                }
                 for u in unparsed
             ]
             details["unparsed"] = details.get("unparsed", 0) + len(unparsed)
@@ -378,5 +490,11 @@ def promote_plan(
 
             plan = replace(plan, details=details)
         return plan
-    return stager.promote(predicate, notes=notes, match=match, subject=normalize_subject(subject) if subject else None,
-                          new_definition=define, reason=reason)
+    return stager.promote(
+        predicate,
+        notes=notes,
+        match=match,
+        subject=normalize_subject(subject) if subject else None,
+        new_definition=define,
+        reason=reason,
+    )

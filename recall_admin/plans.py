@@ -60,7 +60,7 @@ class Plan:
             "scope": list(self.scope),
         }
 
-    def sealed(self) -> "Plan":
+    def sealed(self) -> Plan:
         """The plan with its id, and that id written into each of its records."""
         raw = json.dumps(self.content(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         pid = "plan-" + hashlib.sha256(raw.encode()).hexdigest()[:24]
@@ -71,7 +71,7 @@ class Plan:
         return [r.to_event(self.at + i) for i, r in enumerate(self.records)] + list(self.statements)
 
     def logged(self) -> list[LoggedRecord]:
-        return [LoggedRecord(e.observed_at, e.id, r) for e, r in zip(self.events(), self.records)]
+        return [LoggedRecord(e.observed_at, e.id, r) for e, r in zip(self.events(), self.records, strict=False)]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -128,7 +128,9 @@ def plan_from_json(raw: Any, source: str = "plan") -> Plan:
         raise PlanError(f"{source} is not a valid plan file: {exc}") from None
     sealed = plan.sealed()
     if raw.get("id") != sealed.id:
-        raise PlanError(f"{source} was changed after it was planned: its content does not match its id {raw.get('id')!r}")
+        raise PlanError(
+            f"{source} was changed after it was planned: its content does not match its id {raw.get('id')!r}"
+        )
     return sealed
 
 
@@ -143,8 +145,9 @@ def write_plan(plan: Plan, path: str | Path) -> None:
     text = json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n"
     tmp = None
     try:
-        with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, prefix=f".{p.name}.", suffix=".tmp",
-                                         delete=False) as f:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", dir=folder, prefix=f".{p.name}.", suffix=".tmp", delete=False
+        ) as f:
             tmp = f.name
             f.write(text)
         os.replace(tmp, p)

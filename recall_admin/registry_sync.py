@@ -9,8 +9,8 @@ order), with the operator who ran it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 from recall_engine.errors import RegistryError
 from recall_engine.memory import Memory
@@ -40,7 +40,7 @@ def combine(files: Iterable[object]) -> tuple[dict[str, Definition], list[str]]:
     notes: list[str] = []
     for f in files:
         fname = getattr(f, "name", "") or getattr(f, "path", "") or "registry file"
-        defs: Mapping[str, Definition] = getattr(f, "definitions")
+        defs: Mapping[str, Definition] = f.definitions
         for name, d in defs.items():
             prev = combined.get(name)
             if prev is None:
@@ -114,5 +114,7 @@ def load_plan(stager, registry_file, reason: str = ""):
     in the collection's registry, and the notes an operator may want to read."""
     definitions, notes = combine([registry_file])
     records = plan_declarations(stager.memory.timeline(), definitions, stager.operator)
-    plan = stager.registry_records(records, f"load registry {registry_file.name}", reason=reason, definitions=definitions)
+    plan = stager.registry_records(
+        records, f"load registry {registry_file.name}", reason=reason, definitions=definitions
+    )
     return plan, notes

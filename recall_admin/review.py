@@ -18,8 +18,9 @@ A decision that does not decode is skipped (it cannot change any answer).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from recall_engine.memory import Memory
 from recall_engine.records import REVIEW_PREDICATE, REVIEW_SUBJECT, Event, make_event

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import getpass
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from recall_engine.errors import InvalidInput
 from recall_engine.memory import Memory
@@ -78,7 +79,7 @@ class Session:
         create: bool = True,
         now: Callable[[], int] | None = None,
         match_threshold: float | None = None,
-    ) -> "Session":
+    ) -> Session:
         """Open the backend named by ``store_url`` (None: the default SQLite file) and
         one collection of it. ``create`` makes the collection when it does not exist
         yet (never on a read-only store)."""
@@ -113,12 +114,11 @@ class Session:
     def close(self) -> None:
         self.backend.close()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
 
 
 def env_default(name: str, default: str | None = None) -> str | None:

@@ -8,12 +8,14 @@ skipped, so importing the same file twice imports nothing the second time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, TextIO
+from typing import TextIO
 
 from recall_engine import clock
 from recall_engine.admission import Admission
@@ -73,7 +75,7 @@ def _json_problem(e: ValueError) -> str:
 
 def _lines(path: str) -> Iterator[str]:
     try:
-        f = open(path, encoding="utf-8", newline=None)
+        f = open(path, encoding="utf-8", newline=None)  # noqa: SIM115 - opened here to tell its errors apart, closed below
     except FileNotFoundError:
         raise NotFound(f"cannot import {path}: no such file") from None
     except IsADirectoryError:
@@ -106,8 +108,9 @@ def validate_file(path: str, admission: Admission | None = None) -> int:
     return count
 
 
-def import_events(store: Store, events: Iterable[Event], total: int, progress: Progress | None = None,
-                  batch_size: int = BATCH_SIZE) -> ImportResult:
+def import_events(
+    store: Store, events: Iterable[Event], total: int, progress: Progress | None = None, batch_size: int = BATCH_SIZE
+) -> ImportResult:
     """Append decoded events in batches (the store's bulk path when it has one)."""
     before = store.count()
     bulk = getattr(store, "append_many", None)
@@ -134,8 +137,13 @@ def import_events(store: Store, events: Iterable[Event], total: int, progress: P
     return ImportResult(imported=imported, skipped=max(total - imported, 0), lines=total)
 
 
-def import_file(store: Store, path: str, progress: Progress | None = None,
-                batch_size: int = BATCH_SIZE, on_validated: Callable[[int], None] | None = None) -> ImportResult:
+def import_file(
+    store: Store,
+    path: str,
+    progress: Progress | None = None,
+    batch_size: int = BATCH_SIZE,
+    on_validated: Callable[[int], None] | None = None,
+) -> ImportResult:
     """Import a JSONL file (``-`` for standard input): validate every line, then append."""
     admission = Admission(store.registry_events(), now=clock.now_ns())
     if path == "-":
@@ -180,8 +188,10 @@ def write_events(events: Iterable[Event], out: TextIO, admission: Admission | No
             try:
                 admission.admit(e, f"line {n + 1}")
             except InvalidInput as err:
-                raise InvalidEvent(f"the export was refused, nothing was written: stored event {e.id!r} at "
-                                   f"{err.message}; import would refuse it") from None
+                raise InvalidEvent(
+                    f"the export was refused, nothing was written: stored event {e.id!r} at "
+                    f"{err.message}; import would refuse it"
+                ) from None
         out.write(event_line(e))
         n += 1
     return n
@@ -208,9 +218,7 @@ def export_file(store: Store, path: str, subject: str | None = None) -> int:
             events.close()
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     return n

@@ -6,7 +6,8 @@ fields (docs/cli-contract.md); none of them decides what is believed.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from recall_engine.errors import InvalidInput
 from recall_engine.history import answer_at, describe_record
@@ -31,10 +32,7 @@ def beliefs_json(beliefs: Iterable[Belief]) -> list[dict[str, Any]]:
 def recall_view(memory: Memory, subject: str, predicate: str | None = None, as_of: int | None = None) -> dict[str, Any]:
     """An exact read of one pair, or the profile of a subject, at an instant (default now)."""
     at = memory.now() if as_of is None else as_of
-    if predicate:
-        beliefs = memory.read_pair(subject, predicate, at)
-    else:
-        beliefs = memory.profile(subject, at)
+    beliefs = memory.read_pair(subject, predicate, at) if predicate else memory.profile(subject, at)
     return {"as_of": format_rfc3339(at), "beliefs": beliefs_json(beliefs)}
 
 
@@ -181,8 +179,15 @@ def registry_show_view(memory: Memory, name: str) -> dict[str, Any]:
     return out
 
 
-def registry_log_view(memory: Memory, *, name: str | None = None, op: str | None = None, operator: str | None = None,
-                 since: int | None = None, limit: int | None = None) -> dict[str, Any]:
+def registry_log_view(
+    memory: Memory,
+    *,
+    name: str | None = None,
+    op: str | None = None,
+    operator: str | None = None,
+    since: int | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
     """The registry log, oldest first, filtered; each entry with its reason, who applied its plan,
     and the revert that withdrew it (docs/governance.md, "Registry log")."""
     tl = memory.timeline()

@@ -20,9 +20,11 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
+from recall_engine import matching
 from recall_engine.errors import NotFound, PlanError
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
@@ -30,7 +32,6 @@ from recall_engine.records import Event
 from recall_engine.registry import Definition
 from recall_engine.text import NOTE
 from recall_engine.timeline import DEFINING, LoggedRecord, Timeline
-from recall_engine import matching
 
 from . import review
 from .governance import Stager
@@ -74,7 +75,7 @@ def _first_write(memory: Memory, name: str) -> Event | None:
 
 def _reviewed_after(tl: Timeline, name: str, index: int) -> LoggedRecord | None:
     """A later operator record about this name (an operator acted on it)."""
-    for r in tl.log[index + 1:]:
+    for r in tl.log[index + 1 :]:
         rec = r.record
         if rec.auto or r.ignored:
             continue
@@ -121,8 +122,12 @@ class InboxEntry:
         if self.first_write is not None:
             e = self.first_write
             out["caused_by"] = {
-                "event_id": e.id, "subject": e.subject, "predicate": e.predicate, "value": e.value,
-                "observed_at": format_rfc3339(e.observed_at), "source": e.source,
+                "event_id": e.id,
+                "subject": e.subject,
+                "predicate": e.predicate,
+                "value": e.value,
+                "observed_at": format_rfc3339(e.observed_at),
+                "source": e.source,
             }
         out["actions"] = self.actions
         return out
@@ -138,8 +143,13 @@ def inbox(memory: Memory, *, include_reviewed: bool = False) -> list[InboxEntry]
         if not rec.auto or r.ignored or rec.op not in ("define", "merge"):
             continue
         entry = InboxEntry(
-            rec.name, "defined" if rec.op == "define" else "matched", r.at, r.event_id,
-            into=rec.into, score=rec.score, definition=rec.definition,
+            rec.name,
+            "defined" if rec.op == "define" else "matched",
+            r.at,
+            r.event_id,
+            into=rec.into,
+            score=rec.score,
+            definition=rec.definition,
         )
         later = _reviewed_after(tl, rec.name, i)
         if rec.op == "merge":
@@ -157,8 +167,12 @@ def inbox(memory: Memory, *, include_reviewed: bool = False) -> list[InboxEntry]
                 entry.status = "reviewed"
             entry.actions = ["recall-admin vocab suggest", f"recall-admin registry show {rec.name}"]
         if later is not None:
-            entry.reviewed_by = {"op": later.record.op, "at": format_rfc3339(later.at),
-                                 "operator": later.record.operator, "plan": later.record.plan}
+            entry.reviewed_by = {
+                "op": later.record.op,
+                "at": format_rfc3339(later.at),
+                "operator": later.record.operator,
+                "plan": later.record.plan,
+            }
         entry.events = counts.get(rec.name, 0)
         if entry.status == "open" or include_reviewed:
             out.append(entry)
@@ -230,8 +244,11 @@ class Cluster:
                 "commands": self.commands(),
                 "stage": f"recall-admin vocab merge {self.id}",
                 "never": f"recall-admin vocab never {self.id}",
-                **({"risk": "cardinality differs: the merged history folds under the target's rules"}
-                   if self.cardinality_differs else {}),
+                **(
+                    {"risk": "cardinality differs: the merged history folds under the target's rules"}
+                    if self.cardinality_differs
+                    else {}
+                ),
             },
         }
 
@@ -253,6 +270,7 @@ def _facts(tl: Timeline, counts: dict[str, int]) -> dict[str, tuple[bool, int, i
 
 def direction(names: Sequence[str], facts: dict[str, tuple[bool, int, int]]) -> tuple[str, str]:
     """The name to merge into: declared, else older, else more used (then by name)."""
+
     def rank(n: str) -> tuple:
         declared, at, used = facts.get(n, (False, 0, 0))
         return (0 if declared else 1, at, -used, n)
@@ -326,8 +344,14 @@ def merge_plan(stager: Stager, cluster: Cluster, into: str | None = None, reason
     records = []
     for n in others:
         records.extend(stager.merge(n, target, reason=reason).records)
-    return stager._plan("merge", f"merge {', '.join(others)} into {target}", records, [*others, target], reason=reason,
-                        details={"cluster": cluster.id, "into": target})
+    return stager._plan(
+        "merge",
+        f"merge {', '.join(others)} into {target}",
+        records,
+        [*others, target],
+        reason=reason,
+        details={"cluster": cluster.id, "into": target},
+    )
 
 
 def resolve_pairs(memory: Memory, target: str, other: str | None) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ with where the event came from ("line 7"), and the caller writes nothing.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .errors import InvalidInput, RecallError
 from .instants import MINUTE_NS, check_instant, format_rfc3339

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .records import Event, REGISTRY_SUBJECT
+from .records import REGISTRY_SUBJECT, Event
 from .text import simple_lower
 from .values import format_number
 

@@ -12,8 +12,8 @@ same.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from .records import Belief, Event, PriorValue, belief_from_event, sort_key
 from .text import NOTE
@@ -42,14 +42,14 @@ class Move:
     promoted: bool = False
     keys: tuple[str, ...] = ()  # REPLACES: the value keys named
     credit: str = ""  # CROSS: the id of this pair's statement that withdrew them
-    gone: tuple["Held", ...] = ()  # CROSS: what the other pair (``via``) stopped holding
+    gone: tuple[Held, ...] = ()  # CROSS: what the other pair (``via``) stopped holding
 
 
 @dataclass(slots=True)
 class Held:
     event: Event
     value: Value
-    replaced: tuple["Held", ...]  # the values this one displaced, one step back
+    replaced: tuple[Held, ...]  # the values this one displaced, one step back
     promoted: bool
     pair: str = ""  # as an entry of ``replaced``: the other predicate it was withdrawn from
     fresh: bool = False  # ``replaced`` is this statement's own correction, not one a restatement kept
@@ -77,13 +77,13 @@ def _put(out: dict[tuple[str, str], Move], k: tuple[str, str], m: Move) -> None:
     confidence and evidence), so which one stays must not depend on input order.
     """
     prev = out.get(k)
-    if prev is None:
-        out[k] = m
-    elif prev.event != m.event and _content(m.event) < _content(prev.event):
+    if prev is None or prev.event != m.event and _content(m.event) < _content(prev.event):
         out[k] = m
 
 
-def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, *, cross: bool = True) -> list[Move]:
+def moves(
+    events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, *, cross: bool = True
+) -> list[Move]:
     """Classify and order the events that bear on one pair."""
     events = events if isinstance(events, (list, tuple)) else list(events)
     canonical = timeline.canonical
@@ -114,12 +114,26 @@ def moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timel
             if promo is not None:
                 if predicate == NOTE:
                     # seen from the note's side: never held here, shown where it went
-                    _put(out, (e.id, PROMOTED_OUT), Move(e.observed_at, 0, e, PROMOTED_OUT, promo[1].value, value_key(promo[1].value), via=promo[0]))
+                    _put(
+                        out,
+                        (e.id, PROMOTED_OUT),
+                        Move(
+                            e.observed_at, 0, e, PROMOTED_OUT, promo[1].value, value_key(promo[1].value), via=promo[0]
+                        ),
+                    )
                 elif promo[0] == predicate:
-                    _put(out, (e.id, ASSERT), Move(e.observed_at, 0, e, ASSERT, promo[1].value, value_key(promo[1].value), promoted=True))
+                    _put(
+                        out,
+                        (e.id, ASSERT),
+                        Move(e.observed_at, 0, e, ASSERT, promo[1].value, value_key(promo[1].value), promoted=True),
+                    )
                 elif promo[0] in excluders:
                     # a promoted note reads as an assertion of its predicate: it excludes like one
-                    _put(out, (e.id, EXCLUDE), Move(e.observed_at, 1, e, EXCLUDE, promo[1].value, value_key(promo[1].value), via=promo[0]))
+                    _put(
+                        out,
+                        (e.id, EXCLUDE),
+                        Move(e.observed_at, 1, e, EXCLUDE, promo[1].value, value_key(promo[1].value), via=promo[0]),
+                    )
                 continue
         if c == predicate:
             if e.retraction:
@@ -148,7 +162,9 @@ def _order(m: Move) -> tuple[int, int, str, str]:
     return (m.at, m.order, m.event.id, m.action)
 
 
-def _cross_moves(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, own: list[Move]) -> list[Move]:
+def _cross_moves(
+    events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, own: list[Move]
+) -> list[Move]:
     """What this pair's statements withdrew from other pairs, for ``replaced`` (fold v5).
 
     The other pairs are the ones this predicate excludes and the ones its statements
@@ -214,7 +230,11 @@ def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -
     if m.action == PROMOTED_OUT:
         return []
     if m.action == EXCLUDE:
-        if m.key in held and timeline.excludes_at(m.via, predicate, m.at) and not timeline.historical_at(predicate, m.at):
+        if (
+            m.key in held
+            and timeline.excludes_at(m.via, predicate, m.at)
+            and not timeline.historical_at(predicate, m.at)
+        ):
             return [held.pop(m.key)]
         return []
     # REPLACES
@@ -243,8 +263,20 @@ def _beliefs(held: dict[str, Held], predicate: str, timeline: Timeline) -> list[
         if h.replaced:
             prior = prior_values(h, predicate, timeline)
             b = Belief(
-                b.subject, b.predicate, b.value, b.observed_at, b.event_id, b.source, b.confidence, b.kind,
-                b.evidence, b.evidence_id, b.stored_as, prior, (), b.promoted_from,
+                b.subject,
+                b.predicate,
+                b.value,
+                b.observed_at,
+                b.event_id,
+                b.source,
+                b.confidence,
+                b.kind,
+                b.evidence,
+                b.evidence_id,
+                b.stored_as,
+                prior,
+                (),
+                b.promoted_from,
             )
         out.append(b)
     return out
@@ -263,7 +295,9 @@ def fold(events: Iterable[Event], subject: str, predicate: str, timeline: Timeli
     return _beliefs(held, predicate, timeline)
 
 
-def _fold_plain(events: list[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> dict[str, Held] | None:
+def _fold_plain(
+    events: list[Event], subject: str, predicate: str, timeline: Timeline, at: int
+) -> dict[str, Held] | None:
     """The same walk for the common pair, without building moves; None when it does not apply.
 
     It applies when every event is the pair's own, stored under the predicate's own
@@ -301,7 +335,9 @@ def _fold_plain(events: list[Event], subject: str, predicate: str, timeline: Tim
     return held
 
 
-def walk(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, *, cross: bool = True) -> Iterator[Step]:
+def walk(
+    events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, *, cross: bool = True
+) -> Iterator[Step]:
     """Every move of the pair in fold order, with the values held before and after it.
 
     ``cross=False`` leaves out what the pair's statements withdrew elsewhere (held
@@ -341,7 +377,12 @@ def scope_ids(events: Iterable[Event], predicate: str, timeline: Timeline) -> se
     for e in evs:
         if reads(e, predicate, timeline):
             out.add(e.id)
-            if timeline.rules_at_read and e.replaces and not e.retraction and timeline.canonical(e.predicate) == predicate:
+            if (
+                timeline.rules_at_read
+                and e.replaces
+                and not e.retraction
+                and timeline.canonical(e.predicate) == predicate
+            ):
                 related.setdefault(e.subject, set()).update(timeline.canonical(r.predicate) for r in e.replaces)
     if not timeline.rules_at_read:
         return out

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .fold import ASSERT, CLEAR, CROSS, EXCLUDE, PROMOTED_OUT, REPLACES, RETRACT, Held, Step, beliefs_of, walk
 from .instants import format_rfc3339
@@ -218,7 +219,9 @@ def describe_record(r: LoggedRecord, predicate: str) -> str:
     rec = r.record
     d = rec.definition
     if rec.op == "merge":
-        return f"{rec.name} merged into {rec.into}" + (f" (automatic match, score {rec.score:.2f})" if rec.score else "")
+        return f"{rec.name} merged into {rec.into}" + (
+            f" (automatic match, score {rec.score:.2f})" if rec.score else ""
+        )
     if rec.op == "split":
         return f"{rec.name} split from the predicate it was merged into"
     if rec.op == "vocabulary":
@@ -236,7 +239,7 @@ def describe_record(r: LoggedRecord, predicate: str) -> str:
         extra.append("excludes " + ", ".join(d.excludes))
     if d.historical:
         extra.append("historical")
-    tail = (": " + shape + ("; " + "; ".join(extra) if extra else ""))
+    tail = ": " + shape + ("; " + "; ".join(extra) if extra else "")
     if rec.name != predicate and predicate in d.excludes:
         return f"{rec.name} excludes {predicate}" + tail
     if rec.op == "redefine":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from .errors import InvalidInput
 
@@ -57,12 +57,10 @@ def parse_instant(text: str, *, what: str = "instant") -> int:
             total -= sign * (oh * 3600 + om * 60) * NS
         return total
     except ValueError:
-        raise InvalidInput(
-            f"{what} must be an RFC3339 time or a day such as 2026-09-01, got {text!r}"
-        ) from None
+        raise InvalidInput(f"{what} must be an RFC3339 time or a day such as 2026-09-01, got {text!r}") from None
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _split(ns: int) -> tuple[datetime, int]:

@@ -10,8 +10,9 @@ and the reason, for ``recall-admin verify``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import IncompleteHistory, InvalidEvent, RecallError
 from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, check_id

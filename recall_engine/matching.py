@@ -12,13 +12,22 @@ decided").
 from __future__ import annotations
 
 import itertools
-from typing import Collection, Mapping
+from collections.abc import Collection, Mapping
 
 from . import sentence
 from .registry import Definition
 from .vocabulary import (
-    DEFAULT_THRESHOLD, Match, candidate_pairs, candidates_of, name_text, pair_score as _pair_score, pick, similarity,
+    DEFAULT_THRESHOLD,
+    Match,
+    candidate_pairs,
+    candidates_of,
+    name_text,
+    pick,
+    similarity,
     texts_for,
+)
+from .vocabulary import (
+    pair_score as _pair_score,
 )
 
 
@@ -65,13 +74,17 @@ def near_duplicates(
     items = [defs[n] for n in names]
     matrix = sentence.embed_texts([name_text(n) for n in names]) if names else None
     if matrix is None:
-        pairs = [(i, j) for i, j in itertools.combinations(range(len(names)), 2)
-                 if items[i].storage_class == items[j].storage_class]
+        pairs = [
+            (i, j)
+            for i, j in itertools.combinations(range(len(names)), 2)
+            if items[i].storage_class == items[j].storage_class
+        ]
         vectors = None
     else:
         pairs = candidate_pairs(items, matrix, threshold)
-        vectors = _vectors([t for i, j in pairs for t in texts_for(
-            names[i], names[j], items[i].description, items[j].description)])
+        vectors = _vectors(
+            [t for i, j in pairs for t in texts_for(names[i], names[j], items[i].description, items[j].description)]
+        )
     out = []
     for i, j in pairs:
         a, b = names[i], names[j]

@@ -8,24 +8,32 @@ in the pure core below.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from . import clock
 from .errors import InvalidInput, LimitExceeded, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
-from .integrity import readable_registry
 from .instants import MINUTE_NS, check_instant, format_rfc3339
+from .integrity import readable_registry
+from .matching import best_match
 from .records import (
-    KINDS, REGISTRY_SUBJECT, RESERVED_PAIRS, SOURCES, Belief, Event, Replace, make_event,
+    KINDS,
+    REGISTRY_SUBJECT,
+    RESERVED_PAIRS,
+    SOURCES,
+    Belief,
+    Event,
+    Replace,
+    make_event,
 )
 from .registry import Definition, RegistryRecord
 from .storage.base import MAX_PAIR_EVENTS, Store
 from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
-from .matching import best_match
 from .vocabulary import DEFAULT_THRESHOLD
 
 MAX_BELIEFS = 1000
@@ -138,7 +146,7 @@ class Memory:
         names = ", ".join(sorted(tl.predicates()))
         return UnknownPredicate(
             f"predicate {name!r} is not in the registry; registered predicates are: {names}. "
-            f"If none of them fits, remember it with predicate \"note\" and the statement as the value"
+            f'If none of them fits, remember it with predicate "note" and the statement as the value'
         )
 
     # --- reads --------------------------------------------------------------
@@ -347,8 +355,15 @@ class Memory:
         statement: Event | None = None
         if held is None:
             statement = make_event(
-                s, stored_name, value, t, kind=kind, confidence=float(confidence), source=source,
-                evidence=evidence, evidence_id=evidence_id,
+                s,
+                stored_name,
+                value,
+                t,
+                kind=kind,
+                confidence=float(confidence),
+                source=source,
+                evidence=evidence,
+                evidence_id=evidence_id,
                 replaces=[Replace(rp, rv) for rp, rv, _ in wants if rp],
             )
         cause = statement.id if statement else held.event_id  # type: ignore[union-attr]
@@ -368,9 +383,7 @@ class Memory:
             if target.predicate != p:
                 n = sum(1 for w in withdrawn if w.predicate == target.predicate) + 1
                 self._check_room(s, target.predicate, self.store.pair_events(s, tl.stored_names(target.predicate)), n)
-            retractions.append(
-                make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause)
-            )
+            retractions.append(make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause))
             withdrawn.append(target)
 
         # the cap refuses a write that would exceed it; restating a held value writes nothing here
@@ -399,7 +412,9 @@ class Memory:
     def _check_room(self, s: str, p: str, own: Sequence[Event], adding: int) -> None:
         """Refuse a write that would push a pair past the cap (semantics: limits)."""
         if len(own) + adding > MAX_PAIR_EVENTS:
-            raise LimitExceeded(f"the pair {s}/{p} has {len(own)} events and the limit is {MAX_PAIR_EVENTS}; the write is refused")
+            raise LimitExceeded(
+                f"the pair {s}/{p} has {len(own)} events and the limit is {MAX_PAIR_EVENTS}; the write is refused"
+            )
 
     def _excluded_by(self, s: str, p: str, statement: Event, t: int, tl: Timeline, seen: set) -> list[Belief]:
         """Beliefs of predicates this one excludes that the new statement withdraws."""
@@ -476,15 +491,21 @@ class Memory:
         else:
             raise InvalidInput(f"value must be a string, number, or boolean to define {name!r}")
         match = best_match(
-            name, storage_class_of(value), tl.predicates(), description=description,
-            cardinality=cardinality, threshold=self.match_threshold,
+            name,
+            storage_class_of(value),
+            tl.predicates(),
+            description=description,
+            cardinality=cardinality,
+            threshold=self.match_threshold,
         )
         if match is not None:
             return RegistryRecord(op="merge", name=name, into=match.name, score=match.score, auto=True)
         d = Definition(name, cardinality or "single", vt, (description or "").strip())
         return RegistryRecord(op="define", name=name, definition=d, auto=True)
 
-    def forget(self, subject: str, predicate: str, value: Value | None = None, *, all_values: bool = False) -> list[Belief]:
+    def forget(
+        self, subject: str, predicate: str, value: Value | None = None, *, all_values: bool = False
+    ) -> list[Belief]:
         """Withdraw one value, or every value of the pair; forgetting what is not believed writes nothing."""
         if (value is None) == (not all_values):
             raise InvalidInput("forget needs exactly one of a value or --all")

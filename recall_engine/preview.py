@@ -8,8 +8,9 @@ now, the answer at an as-of instant, and the whole history of answers.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from .fold import Held, prior_values, walk
 from .records import Event
@@ -119,12 +120,16 @@ def _walk_answers(
     return series, current, at_as_of, held
 
 
-def replaced_changes(predicate: str, before: list[Held], after: list[Held], tl_before: Timeline,
-                     tl_after: Timeline) -> tuple[dict[str, Any], ...]:
+def replaced_changes(
+    predicate: str, before: list[Held], after: list[Held], tl_before: Timeline, tl_after: Timeline
+) -> tuple[dict[str, Any], ...]:
     """Beliefs held under both timelines whose ``replaced`` lists differ (by predicate, value and event)."""
+
     def ident(h: Held, tl: Timeline) -> tuple[list[dict[str, Any]], frozenset]:
         ps = prior_values(h, predicate, tl)
-        return [p.to_json() for p in ps], frozenset((p.predicate or predicate, value_key(p.value), p.event_id) for p in ps)
+        return [p.to_json() for p in ps], frozenset(
+            (p.predicate or predicate, value_key(p.value), p.event_id) for p in ps
+        )
 
     old = {value_key(h.value): h for h in before}
     out = []
@@ -159,7 +164,9 @@ def series_differ(a: list[tuple[int, frozenset[str]]], b: list[tuple[int, frozen
     return False
 
 
-def affected_pairs(events: Iterable[Event], names_before: set[str], names_after: set[str], before: Timeline, after: Timeline) -> list[str]:
+def affected_pairs(
+    events: Iterable[Event], names_before: set[str], names_after: set[str], before: Timeline, after: Timeline
+) -> list[str]:
     """Canonical predicates (under either timeline) that these events give the subject."""
     preds: set[str] = set()
     for e in events:
@@ -191,7 +198,9 @@ def subject_impact(
         sa, na, aa, ha = _walk_answers(events, subject, p, after, now, as_of)
         if not sb and not sa:
             continue
-        out.append(PairImpact(subject, p, nb, na, ab, aa, series_differ(sb, sa), replaced_changes(p, hb, ha, before, after)))
+        out.append(
+            PairImpact(subject, p, nb, na, ab, aa, series_differ(sb, sa), replaced_changes(p, hb, ha, before, after))
+        )
     return out
 
 

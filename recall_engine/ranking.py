@@ -8,8 +8,8 @@ the first assertion of each value.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 from .records import RESERVED_PAIRS, Event
 from .text import simple_lower
@@ -80,8 +80,7 @@ def rank_pairs(
     normalized; an event with an empty subject or predicate ranks nothing.
     """
     kept = [
-        e for e in events
-        if include_reserved or (simple_lower(e.subject.strip()), e.predicate) not in RESERVED_PAIRS
+        e for e in events if include_reserved or (simple_lower(e.subject.strip()), e.predicate) not in RESERVED_PAIRS
     ]
     index: dict[tuple[str, str], PairRank] = {}
     for rank, e in enumerate(kept):

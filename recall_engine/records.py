@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from .errors import InvalidEvent
 from .instants import format_fixed, format_rfc3339, instant_problem, parse_instant
@@ -131,8 +132,19 @@ def make_event(
 
 _FIELDS = frozenset(
     (
-        "id", "kind", "subject", "predicate", "value", "confidence", "source", "retraction",
-        "observed_at", "evidence", "evidence_id", "replaces", "caused_by",
+        "id",
+        "kind",
+        "subject",
+        "predicate",
+        "value",
+        "confidence",
+        "source",
+        "retraction",
+        "observed_at",
+        "evidence",
+        "evidence_id",
+        "replaces",
+        "caused_by",
     )
 )
 
@@ -221,7 +233,12 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
     if kind not in KINDS:
         raise _bad(eid, "kind")
     subject = obj.get("subject")
-    if not isinstance(subject, str) or not subject or subject.isspace() or (not subject.isascii() and not _utf8(subject)):
+    if (
+        not isinstance(subject, str)
+        or not subject
+        or subject.isspace()
+        or (not subject.isascii() and not _utf8(subject))
+    ):
         raise _bad(eid, "subject")
     if not eid.isascii() and not _utf8(eid):
         raise _bad(eid, "id")
@@ -283,8 +300,19 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
             items.append(Replace(r["predicate"], r["value"]))
         replaces = tuple(items)
     return Event(
-        eid, kind, subject, predicate, value, float(conf) if isinstance(conf, int) else conf, source,
-        retraction, observed_at, evidence, evidence_id, replaces, caused_by,
+        eid,
+        kind,
+        subject,
+        predicate,
+        value,
+        float(conf) if isinstance(conf, int) else conf,
+        source,
+        retraction,
+        observed_at,
+        evidence,
+        evidence_id,
+        replaces,
+        caused_by,
     )
 
 
@@ -294,8 +322,10 @@ def check_id(e: Event) -> None:
     Ids in other forms (hand-written fixtures, other engines) are taken as given.
     """
     if e.id.startswith("m-") and e.id != event_id(e.subject, e.predicate, e.value, e.retraction, e.observed_at):
-        raise InvalidEvent(f"event {e.id!r} has an id that does not match its content (subject, predicate, "
-                           "value, retraction and instant); it was changed after it was written")
+        raise InvalidEvent(
+            f"event {e.id!r} has an id that does not match its content (subject, predicate, "
+            "value, retraction and instant); it was changed after it was written"
+        )
 
 
 def sort_key(e: Event) -> tuple[int, int, str]:

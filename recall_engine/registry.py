@@ -8,8 +8,9 @@ format; ``timeline`` folds the records into names and rules.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .errors import InvalidInput, RegistryError
 from .instants import check_instant
@@ -106,16 +107,16 @@ def check_definition(d: Definition, where: str = "predicate registry") -> None:
             what = "a description" if field == "description" else "an allowed value"
             raise RegistryError(f"{where}: {n!r} has {what} {'holding ' if 'NUL' in problem else ''}{problem}")
     if d.historical and d.cardinality != "multi":
-        raise RegistryError(
-            f"{where}: {n!r} is historical and must be multi-valued (things that happened accumulate)"
-        )
+        raise RegistryError(f"{where}: {n!r} is historical and must be multi-valued (things that happened accumulate)")
     if n == NOTE and (d.cardinality != "multi" or d.value_type not in ("", "string") or d.historical or d.excludes):
         raise RegistryError(
-            f"{where}: \"note\" is reserved for statements no other predicate fits and must be multi-valued string"
+            f'{where}: "note" is reserved for statements no other predicate fits and must be multi-valued string'
         )
 
 
-def check_registry(defs: Mapping[str, Definition], where: str = "predicate registry", known: Iterable[str] = ()) -> None:
+def check_registry(
+    defs: Mapping[str, Definition], where: str = "predicate registry", known: Iterable[str] = ()
+) -> None:
     """Rules across definitions: aliases unique, excludes name known predicates."""
     claimed: dict[str, str] = {}
     for name in sorted(defs):
@@ -276,8 +277,14 @@ def record_from_json(raw: object, where: str = "registry record") -> RegistryRec
         for key in ("operator", "reason", "plan"):
             if not isinstance(raw.get(key, ""), str):
                 raise RegistryError(f"{where}: {key} must be text")
-        return RegistryRecord(op="vocabulary", name="", open=raw["open"], operator=raw.get("operator", ""),
-                              reason=raw.get("reason", ""), plan=raw.get("plan", ""))
+        return RegistryRecord(
+            op="vocabulary",
+            name="",
+            open=raw["open"],
+            operator=raw.get("operator", ""),
+            reason=raw.get("reason", ""),
+            plan=raw.get("plan", ""),
+        )
     if not isinstance(name, str) or not PREDICATE_RE.match(name) or name in RESERVED_PREDICATES:
         raise RegistryError(f"{where} names no usable predicate")
     if "op" not in raw:
@@ -285,7 +292,20 @@ def record_from_json(raw: object, where: str = "registry record") -> RegistryRec
     op = raw["op"]
     if op not in OPS:
         raise RegistryError(f"{where} has unknown op {op!r}")
-    known = {"op", "name", "definition", "into", "retroactive", "notes", "operator", "reason", "plan", "score", "auto", "open"}
+    known = {
+        "op",
+        "name",
+        "definition",
+        "into",
+        "retroactive",
+        "notes",
+        "operator",
+        "reason",
+        "plan",
+        "score",
+        "auto",
+        "open",
+    }
     extra = set(raw) - known
     if extra:
         raise RegistryError(f"{where}: unknown field {sorted(extra)[0]!r}")
@@ -357,8 +377,15 @@ def _decode_plan_record(raw: dict[str, Any], where: str) -> RegistryRecord:
     ids = raw.get("events", [])
     if not isinstance(ids, list) or not all(isinstance(x, str) and x for x in ids):
         raise RegistryError(f"{where}: events must be a list of event ids")
-    return RegistryRecord(op=op, name="", operator=raw.get("operator", ""), reason=raw.get("reason", ""),
-                          plan=raw["plan"], withdraws=raw.get("withdraws", ""), events=tuple(ids))
+    return RegistryRecord(
+        op=op,
+        name="",
+        operator=raw.get("operator", ""),
+        reason=raw.get("reason", ""),
+        plan=raw["plan"],
+        withdraws=raw.get("withdraws", ""),
+        events=tuple(ids),
+    )
 
 
 def _decode_go_record(raw: dict[str, Any], name: str, where: str) -> RegistryRecord:
@@ -369,7 +396,17 @@ def _decode_go_record(raw: dict[str, Any], name: str, where: str) -> RegistryRec
             raise RegistryError(f"{where}: cannot merge {name!r} into {alias_of!r}")
         return RegistryRecord(op="merge", name=name, into=alias_of, auto=_flag(raw, "auto", where))
     fields = {k: raw[k] for k in ("cardinality", "value_type", "description", "allowed", "aliases") if k in raw}
-    extra = set(raw) - {"name", "auto", "retroactive", "alias_of", "cardinality", "value_type", "description", "allowed", "aliases"}
+    extra = set(raw) - {
+        "name",
+        "auto",
+        "retroactive",
+        "alias_of",
+        "cardinality",
+        "value_type",
+        "description",
+        "allowed",
+        "aliases",
+    }
     if extra:
         raise RegistryError(f"{where}: unknown field {sorted(extra)[0]!r}")
     definition = _definition_from(name, fields, where)
@@ -384,4 +421,3 @@ def _flag(raw: dict[str, Any], key: str, where: str) -> bool:
     if not isinstance(v, bool):
         raise RegistryError(f"{where}: {key} must be true or false")
     return v
-

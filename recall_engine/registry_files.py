@@ -29,10 +29,10 @@ import difflib
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Iterator
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -167,7 +167,9 @@ def load_starter(name_or_path: str | os.PathLike[str]) -> RegistryFile:
         try:
             data = ref.read_bytes()
         except OSError as e:
-            raise RegistryFileError(str(ref), None, None, f"starter registry cannot be read: {e.strerror or e}") from None
+            raise RegistryFileError(
+                str(ref), None, None, f"starter registry cannot be read: {e.strerror or e}"
+            ) from None
         return load_registry_text(data, path=str(ref))
     if _looks_like_path(name_or_path):
         return load_registry_file(name_or_path)
@@ -299,7 +301,8 @@ class _Reader:
                     stack.append(v)
             if nodes > MAX_EXPANDED_NODES or size > MAX_EXPANDED_BYTES:
                 raise self.fail(
-                    None, None,
+                    None,
+                    None,
                     f"YAML aliases expand the file past {MAX_EXPANDED_NODES} nodes or {MAX_EXPANDED_BYTES} bytes of "
                     "text; write the fields out instead of repeating them through aliases",
                 )
@@ -357,7 +360,8 @@ class _Reader:
         self.check_expansion(root)
         if not isinstance(root, MappingNode):
             raise self.fail(
-                root, None,
+                root,
+                None,
                 f"a registry file is a mapping with the keys registry, description and predicates, not {_kind(root)}",
             )
         fields: dict[str, tuple[Node, Node]] = {}
@@ -371,18 +375,23 @@ class _Reader:
                         " (this looks like a predicate at the top level, as in the Go engine's JSON registries:"
                         " put predicates under `predicates:` and name the registry with `registry:`)"
                     )
-                raise self.fail(knode, key, f"unknown key; a registry file has registry, description and predicates{hint}")
+                raise self.fail(
+                    knode, key, f"unknown key; a registry file has registry, description and predicates{hint}"
+                )
             fields[key] = (knode, vnode)
 
         if "registry" not in fields:
             raise self.fail(root, "registry", "is required: the registry's name, e.g. `registry: coding`")
         name = self.text_of(fields["registry"][1], "registry")
         if not name or not name.strip():
-            raise self.fail(fields["registry"][1], "registry", "is required: the registry's name, e.g. `registry: coding`")
+            raise self.fail(
+                fields["registry"][1], "registry", "is required: the registry's name, e.g. `registry: coding`"
+            )
         name = name.strip()
         if not _REGISTRY_NAME_RE.match(name) or len(name) > _MAX_REGISTRY_NAME:
             raise self.fail(
-                fields["registry"][1], "registry",
+                fields["registry"][1],
+                "registry",
                 f"{name!r} is not a registry name: use lower-case letters, digits, '-', '_' or '.',"
                 f" starting with a letter or digit, at most {_MAX_REGISTRY_NAME} characters",
             )
@@ -395,7 +404,9 @@ class _Reader:
         if _is_null(pnode):
             entries: list[tuple[str, Node, Node]] = []
         elif not isinstance(pnode, MappingNode):
-            raise self.fail(pnode, "predicates", f"must be a mapping of predicate names to definitions, got {_kind(pnode)}")
+            raise self.fail(
+                pnode, "predicates", f"must be a mapping of predicate names to definitions, got {_kind(pnode)}"
+            )
         else:
             entries = list(self.entries(pnode, "predicates"))
 
@@ -419,18 +430,20 @@ class _Reader:
         fld = f"predicates.{name}"
         if not PREDICATE_RE.match(name) or len(name.encode()) > MAX_PREDICATE_BYTES:
             raise self.fail(
-                knode, fld,
+                knode,
+                fld,
                 f"{name!r} is not a usable predicate name: use snake_case (a-z, 0-9 and _, starting with a letter),"
                 f" at most {MAX_PREDICATE_BYTES} bytes",
             )
         if name in RESERVED_PREDICATES:
             raise self.fail(knode, fld, f"{name!r} is reserved for the engine's own records")
 
-    def definition(self, name: str, knode: Node, vnode: Node) -> "_Source":
+    def definition(self, name: str, knode: Node, vnode: Node) -> _Source:
         base = f"predicates.{name}"
         if not isinstance(vnode, MappingNode):
             raise self.fail(
-                vnode if not _is_null(vnode) else knode, base,
+                vnode if not _is_null(vnode) else knode,
+                base,
                 f"must be a mapping of fields (cardinality, value_type, description, ...), got {_kind(vnode)}",
             )
         nodes: dict[str, Node] = {}
@@ -438,7 +451,9 @@ class _Reader:
             if fname not in PREDICATE_FIELDS:
                 close = difflib.get_close_matches(fname, PREDICATE_FIELDS, n=1, cutoff=0.75)
                 hint = f"did you mean {close[0]!r}? The" if close else "the"
-                raise self.fail(fknode, f"{base}.{fname}", f"unknown field; {hint} fields are {', '.join(PREDICATE_FIELDS)}")
+                raise self.fail(
+                    fknode, f"{base}.{fname}", f"unknown field; {hint} fields are {', '.join(PREDICATE_FIELDS)}"
+                )
             nodes[fname] = fvnode
         src = _Source(knode, nodes)
 
@@ -449,14 +464,17 @@ class _Reader:
         if card is None:
             raise self.fail(nodes.get("cardinality", knode), fld("cardinality"), "is required: single or multi")
         if card not in CARDINALITIES:
-            raise self.fail(nodes["cardinality"], fld("cardinality"), f"{card!r} is not a cardinality; want single or multi")
+            raise self.fail(
+                nodes["cardinality"], fld("cardinality"), f"{card!r} is not a cardinality; want single or multi"
+            )
 
         vtype = self.text_of(nodes["value_type"], fld("value_type")) if "value_type" in nodes else None
         if not vtype:  # omitted, empty or "": a string, as in the Go engine
             vtype = "string"
         if vtype not in VALUE_TYPES:
             raise self.fail(
-                nodes["value_type"], fld("value_type"),
+                nodes["value_type"],
+                fld("value_type"),
                 f"{vtype!r} is not a value type; want string, number, boolean, enum, date, or ref",
             )
 
@@ -469,7 +487,8 @@ class _Reader:
             raise self.fail(where, fld("allowed"), "an enum must list its allowed values, e.g. `allowed: [low, high]`")
         if vtype != "enum" and allowed:
             raise self.fail(
-                nodes["allowed"], fld("allowed"),
+                nodes["allowed"],
+                fld("allowed"),
                 f"only an enum lists allowed values, and value_type is {vtype!r}; set `value_type: enum` or remove allowed",
             )
         seen: dict[str, str] = {}
@@ -479,7 +498,8 @@ class _Reader:
             low = simple_lower(value)
             if low in seen:
                 raise self.fail(
-                    item, fld("allowed"),
+                    item,
+                    fld("allowed"),
                     f"lists {value!r} twice (allowed values are compared ignoring case, like stored values)",
                 )
             seen[low] = value
@@ -509,12 +529,13 @@ class _Reader:
         historical = self.bool_of(nodes["historical"], fld("historical")) if "historical" in nodes else None
         if historical and card != "multi":
             raise self.fail(
-                nodes["historical"], fld("historical"),
+                nodes["historical"],
+                fld("historical"),
                 "a historical predicate must be multi-valued (things that happened accumulate); set `cardinality: multi`",
             )
 
         if name == NOTE:
-            problem = 'note is reserved for statements no other predicate fits and must be multi-valued string'
+            problem = "note is reserved for statements no other predicate fits and must be multi-valued string"
             if card != "multi":
                 raise self.fail(nodes["cardinality"], fld("cardinality"), problem)
             if vtype != "string":
@@ -538,7 +559,7 @@ class _Reader:
         )
         return src
 
-    def check_across(self, defs: dict[str, Definition], sources: dict[str, "_Source"]) -> None:
+    def check_across(self, defs: dict[str, Definition], sources: dict[str, _Source]) -> None:
         """Aliases unique and not predicates; excludes name a predicate of this file or an alias."""
         claimed: dict[str, tuple[str, Node]] = {}
         for name, src in sources.items():
@@ -546,7 +567,8 @@ class _Reader:
                 fld = f"predicates.{name}.aliases"
                 if alias in defs:
                     raise self.fail(
-                        item, fld,
+                        item,
+                        fld,
                         f"{alias!r} is both a predicate (line {_line(sources[alias].key)}) and an alias of {name!r};"
                         " remove the old entry to rename it",
                     )
@@ -563,7 +585,8 @@ class _Reader:
                     close = difflib.get_close_matches(other, sorted(known), n=1, cutoff=0.8)
                     hint = f"; did you mean {close[0]!r}?" if close else ""
                     raise self.fail(
-                        item, f"predicates.{name}.excludes",
+                        item,
+                        f"predicates.{name}.excludes",
                         f"{other!r} is not a predicate of this registry (nor an alias of one){hint}",
                     )
 

@@ -97,7 +97,9 @@ def _lexical_ranking(store, query: str, vector, k: int, since: int | None, until
     return [by_id[i] for i in fuse_text_first([h.event.id for h in lexical], [h.event.id for h in vec], k)]
 
 
-def _routed(store, tl: Timeline, qv: np.ndarray, subjects: list[str], since: int | None, until: int | None) -> list[Event]:
+def _routed(
+    store, tl: Timeline, qv: np.ndarray, subjects: list[str], since: int | None, until: int | None
+) -> list[Event]:
     """Events of the predicates nearest the question in meaning, for these subjects."""
     defs = {n: d for n, d in tl.predicates().items() if n != NOTE}
     if not defs or not subjects:
@@ -121,8 +123,9 @@ def _routed(store, tl: Timeline, qv: np.ndarray, subjects: list[str], since: int
     return out
 
 
-def _model_hits(store, tl: Timeline, query: str, vector, qv: np.ndarray, k: int,
-                since: int | None, until: int | None) -> list[Event]:
+def _model_hits(
+    store, tl: Timeline, query: str, vector, qv: np.ndarray, k: int, since: int | None, until: int | None
+) -> list[Event]:
     """The lexical ranking fused with the model's ranking of every candidate (reciprocal rank)."""
     lexical = _lexical_ranking(store, query, vector, k, since, until)
     subjects = list(dict.fromkeys(e.subject for e in lexical))[:ROUTED_SUBJECTS]

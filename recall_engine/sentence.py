@@ -21,8 +21,8 @@ import os
 import sqlite3
 import sys
 import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -39,7 +39,9 @@ def _erf(x: np.ndarray) -> np.ndarray:
     s = np.sign(x)
     a = np.abs(x)
     t = 1.0 / (1.0 + 0.3275911 * a)
-    y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * np.exp(-a * a)
+    y = 1.0 - (
+        ((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592
+    ) * t * np.exp(-a * a)
     return s * y
 
 
@@ -85,14 +87,22 @@ class Encoder:
             # Q, K and V as one matrix: one matmul instead of three
             qkv_w = np.concatenate([g(p + f"attention.self.{m}.weight") for m in ("query", "key", "value")]).T.copy()
             qkv_b = np.concatenate([g(p + f"attention.self.{m}.bias") for m in ("query", "key", "value")])
-            self.layers.append((
-                qkv_w, qkv_b,
-                g(p + "attention.output.dense.weight").T.copy(), g(p + "attention.output.dense.bias"),
-                g(p + "attention.output.LayerNorm.weight"), g(p + "attention.output.LayerNorm.bias"),
-                g(p + "intermediate.dense.weight").T.copy(), g(p + "intermediate.dense.bias"),
-                g(p + "output.dense.weight").T.copy(), g(p + "output.dense.bias"),
-                g(p + "output.LayerNorm.weight"), g(p + "output.LayerNorm.bias"),
-            ))
+            self.layers.append(
+                (
+                    qkv_w,
+                    qkv_b,
+                    g(p + "attention.output.dense.weight").T.copy(),
+                    g(p + "attention.output.dense.bias"),
+                    g(p + "attention.output.LayerNorm.weight"),
+                    g(p + "attention.output.LayerNorm.bias"),
+                    g(p + "intermediate.dense.weight").T.copy(),
+                    g(p + "intermediate.dense.bias"),
+                    g(p + "output.dense.weight").T.copy(),
+                    g(p + "output.dense.bias"),
+                    g(p + "output.LayerNorm.weight"),
+                    g(p + "output.LayerNorm.bias"),
+                )
+            )
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
@@ -106,7 +116,7 @@ class Encoder:
         x = _layer_norm(x, *self.emb_ln, self.eps)
         bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
         scale = np.float32(1.0 / np.sqrt(hd))
-        for (qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b) in self.layers:
+        for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b in self.layers:
             qkv = (x @ qkv_w + qkv_b).reshape(n, t, 3, self.heads, hd).transpose(2, 0, 3, 1, 4)
             q, k, v = qkv[0], qkv[1], qkv[2]
             scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
@@ -131,14 +141,14 @@ class Encoder:
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         with self._lock:
             for start in range(0, len(order), _BATCH):
-                rows = order[start:start + _BATCH]
+                rows = order[start : start + _BATCH]
                 t = max(len(encs[i].ids) for i in rows)
                 ids = np.zeros((len(rows), t), dtype=np.int64)
                 mask = np.zeros((len(rows), t), dtype=np.int64)
                 for r, i in enumerate(rows):
                     e = encs[i].ids
-                    ids[r, :len(e)] = e
-                    mask[r, :len(e)] = 1
+                    ids[r, : len(e)] = e
+                    mask[r, : len(e)] = 1
                 out[rows] = self._forward(ids, mask)
         return out
 
@@ -219,7 +229,7 @@ class _DiskCache:
             return out
         try:
             for start in range(0, len(texts), 500):
-                chunk = texts[start:start + 500]
+                chunk = texts[start : start + 500]
                 marks = ",".join("?" * len(chunk))
                 for text, blob in conn.execute(f"SELECT text, vec FROM v WHERE text IN ({marks})", chunk):
                     vec = np.frombuffer(blob, dtype="<f4")
@@ -235,8 +245,10 @@ class _DiskCache:
             return
         try:
             with conn:
-                conn.executemany("INSERT OR REPLACE INTO v (text, vec) VALUES (?, ?)",
-                                 [(t, v.astype("<f4").tobytes()) for t, v in items])
+                conn.executemany(
+                    "INSERT OR REPLACE INTO v (text, vec) VALUES (?, ?)",
+                    [(t, v.astype("<f4").tobytes()) for t, v in items],
+                )
         except sqlite3.Error:
             pass
 
@@ -259,8 +271,8 @@ def embed_texts(texts: Iterable[str]) -> np.ndarray | None:
         fresh = [t for t in missing if t not in known]
         if fresh:
             vecs = enc.encode(fresh)
-            _cache.update(zip(fresh, vecs))
-            _disk.put(list(zip(fresh, vecs)))
+            _cache.update(zip(fresh, vecs, strict=False))
+            _disk.put(list(zip(fresh, vecs, strict=False)))
     if not texts:
         return np.zeros((0, DIMENSIONS), dtype=np.float32)
     return np.stack([_cache[t] for t in texts])
@@ -270,7 +282,7 @@ def vectors(texts: Iterable[str]) -> dict[str, np.ndarray] | None:
     """Each distinct text with its unit vector (the input of ``vocabulary``); None without the model."""
     distinct = list(dict.fromkeys(texts))
     m = embed_texts(distinct)
-    return None if m is None else dict(zip(distinct, m))
+    return None if m is None else dict(zip(distinct, m, strict=False))
 
 
 def reset() -> None:

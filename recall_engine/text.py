@@ -91,18 +91,13 @@ def normalize_subject(subject: object) -> str:
 
 
 def is_predicate_name(name: object) -> bool:
-    return (
-        isinstance(name, str)
-        and bool(PREDICATE_RE.match(name))
-        and len(name.encode()) <= MAX_PREDICATE_BYTES
-    )
+    return isinstance(name, str) and bool(PREDICATE_RE.match(name)) and len(name.encode()) <= MAX_PREDICATE_BYTES
 
 
 def check_predicate_name(name: object) -> str:
     if not isinstance(name, str) or not is_predicate_name(name.strip()):
         raise InvalidInput(
-            f"predicate must be snake_case (e.g. prefers_editor) of at most "
-            f"{MAX_PREDICATE_BYTES} bytes, got {name!r}"
+            f"predicate must be snake_case (e.g. prefers_editor) of at most {MAX_PREDICATE_BYTES} bytes, got {name!r}"
         )
     return name.strip()
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from .records import FOLD_VERSION, Event
 from .registry import NOTE_DEFINITION, Definition, Promotion, RegistryRecord, decode_record
@@ -42,7 +42,10 @@ class Timeline:
     """Names and rules of one collection's registry, folded from its log."""
 
     def __init__(
-        self, events: Iterable[Event] = (), records: Iterable[LoggedRecord] | None = None, *,
+        self,
+        events: Iterable[Event] = (),
+        records: Iterable[LoggedRecord] | None = None,
+        *,
         fold_version: str = FOLD_VERSION,
     ) -> None:
         self.fold_version = fold_version
@@ -321,7 +324,7 @@ class Timeline:
     def promotions_into(self, predicate: str, subject: str | None = None) -> list[Promotion]:
         p = self.canonical(predicate)
         out = []
-        for eid, (target, prom, _) in self._promoted.items():
+        for _eid, (target, prom, _) in self._promoted.items():
             if target != NOTE and self.canonical(target) == p and (subject is None or prom.subject == subject):
                 out.append(prom)
         return out
@@ -381,10 +384,9 @@ class Timeline:
                 h.update(b"\n")
         return "sha256:" + h.hexdigest()
 
-    def with_records(self, extra: Iterable[LoggedRecord]) -> "Timeline":
+    def with_records(self, extra: Iterable[LoggedRecord]) -> Timeline:
         """The timeline as it would be with these records appended (for previews)."""
         return Timeline(records=[*self.log, *extra], fold_version=self.fold_version)
-
 
 
 def _withdrawals(records: list[RegistryRecord]) -> tuple[dict[str, str], frozenset[str]]:

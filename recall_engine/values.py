@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Union
 
 from .errors import InvalidInput
 from .instants import format_rfc3339, parse_instant
 from .text import check_text, normalize_subject, simple_lower
 
-Value = Union[str, float, int, bool]
+Value = str | float | int | bool
 
 VALUE_TYPES = ("string", "number", "boolean", "enum", "date", "ref")
 # The class of what is stored; a predicate may never change it (that is a new predicate).

@@ -27,11 +27,10 @@ over the stemmed words.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Mapping
-
-import re
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -47,77 +46,261 @@ LEXICAL_THRESHOLD = 0.9  # where the lexical rule alone was right 95% of the tim
 
 # Words that mean the same inside a predicate name, mapped to one stem.
 _SAME = {
-    "prefers": "prefer", "preference": "prefer", "preferred": "prefer", "prefer": "prefer",
-    "favorite": "prefer", "favourite": "prefer", "fav": "prefer", "preferences": "prefer",
-    "uses": "use", "using": "use", "used": "use", "use": "use", "usage": "use",
-    "lives": "live", "living": "live", "live": "live", "resides": "live", "residence": "live",
-    "works": "work", "working": "work", "work": "work", "employed": "work", "employer": "work",
-    "employment": "work", "job": "work",
-    "likes": "like", "like": "like", "liked": "like", "enjoys": "like", "loves": "like",
-    "owns": "own", "own": "own", "owned": "own", "has": "own", "possesses": "own",
-    "email": "email", "mail": "email", "e": "", "address": "address", "addr": "address",
-    "phone": "phone", "telephone": "phone", "tel": "phone", "mobile": "phone", "number": "number",
-    "lang": "language", "language": "language", "languages": "language",
-    "tech": "technology", "technology": "technology", "technologies": "technology", "stack": "technology",
-    "pkg": "package", "package": "package", "packages": "package",
-    "tz": "timezone", "timezone": "timezone", "zone": "zone",
-    "ide": "editor", "editor": "editor", "editors": "editor",
-    "city": "city", "town": "city", "location": "location",
-    "goal": "goal", "goals": "goal", "aim": "goal", "objective": "goal",
-    "name": "name", "called": "name",
+    "prefers": "prefer",
+    "preference": "prefer",
+    "preferred": "prefer",
+    "prefer": "prefer",
+    "favorite": "prefer",
+    "favourite": "prefer",
+    "fav": "prefer",
+    "preferences": "prefer",
+    "uses": "use",
+    "using": "use",
+    "used": "use",
+    "use": "use",
+    "usage": "use",
+    "lives": "live",
+    "living": "live",
+    "live": "live",
+    "resides": "live",
+    "residence": "live",
+    "works": "work",
+    "working": "work",
+    "work": "work",
+    "employed": "work",
+    "employer": "work",
+    "employment": "work",
+    "job": "work",
+    "likes": "like",
+    "like": "like",
+    "liked": "like",
+    "enjoys": "like",
+    "loves": "like",
+    "owns": "own",
+    "own": "own",
+    "owned": "own",
+    "has": "own",
+    "possesses": "own",
+    "email": "email",
+    "mail": "email",
+    "e": "",
+    "address": "address",
+    "addr": "address",
+    "phone": "phone",
+    "telephone": "phone",
+    "tel": "phone",
+    "mobile": "phone",
+    "number": "number",
+    "lang": "language",
+    "language": "language",
+    "languages": "language",
+    "tech": "technology",
+    "technology": "technology",
+    "technologies": "technology",
+    "stack": "technology",
+    "pkg": "package",
+    "package": "package",
+    "packages": "package",
+    "tz": "timezone",
+    "timezone": "timezone",
+    "zone": "zone",
+    "ide": "editor",
+    "editor": "editor",
+    "editors": "editor",
+    "city": "city",
+    "town": "city",
+    "location": "location",
+    "goal": "goal",
+    "goals": "goal",
+    "aim": "goal",
+    "objective": "goal",
+    "name": "name",
+    "called": "name",
 }
 # British spellings and abbreviations, written out before anything is compared
 # (one word may become several: dob -> date of birth).
 _SPELLING = {
-    "colour": "color", "colours": "colors", "coloured": "colored", "favourite": "favorite",
-    "favourites": "favorites", "favour": "favor", "flavour": "flavor", "neighbour": "neighbor",
-    "neighbourhood": "neighborhood", "behaviour": "behavior", "honour": "honor", "humour": "humor",
-    "labour": "labor", "centre": "center", "metre": "meter", "litre": "liter", "theatre": "theater",
-    "catalogue": "catalog", "dialogue": "dialog", "licence": "license", "defence": "defense",
-    "programme": "program", "grey": "gray", "tyre": "tire", "analyse": "analyze", "travelled": "traveled",
-    "cancelled": "canceled", "cancelling": "canceling", "labelled": "labeled", "modelling": "modeling",
-    "jewellery": "jewelry", "pyjamas": "pajamas", "mum": "mom", "aeroplane": "airplane",
-    "fav": "favorite", "fave": "favorite", "favs": "favorites", "pref": "preference", "prefs": "preferences",
-    "num": "number", "nbr": "number", "addr": "address", "tel": "telephone", "dob": "date of birth",
-    "tz": "time zone", "timezone": "time zone", "db": "database", "repo": "repository", "pkg": "package",
-    "org": "organization", "dev": "development", "env": "environment", "qty": "quantity", "amt": "amount",
-    "msg": "message", "cfg": "configuration", "config": "configuration", "info": "information",
-    "mic": "microphone", "hq": "headquarters", "os": "operating system", "ide": "editor", "acct": "account",
-    "dept": "department", "mgr": "manager", "yr": "year", "yrs": "years", "bday": "birthday",
+    "colour": "color",
+    "colours": "colors",
+    "coloured": "colored",
+    "favourite": "favorite",
+    "favourites": "favorites",
+    "favour": "favor",
+    "flavour": "flavor",
+    "neighbour": "neighbor",
+    "neighbourhood": "neighborhood",
+    "behaviour": "behavior",
+    "honour": "honor",
+    "humour": "humor",
+    "labour": "labor",
+    "centre": "center",
+    "metre": "meter",
+    "litre": "liter",
+    "theatre": "theater",
+    "catalogue": "catalog",
+    "dialogue": "dialog",
+    "licence": "license",
+    "defence": "defense",
+    "programme": "program",
+    "grey": "gray",
+    "tyre": "tire",
+    "analyse": "analyze",
+    "travelled": "traveled",
+    "cancelled": "canceled",
+    "cancelling": "canceling",
+    "labelled": "labeled",
+    "modelling": "modeling",
+    "jewellery": "jewelry",
+    "pyjamas": "pajamas",
+    "mum": "mom",
+    "aeroplane": "airplane",
+    "fav": "favorite",
+    "fave": "favorite",
+    "favs": "favorites",
+    "pref": "preference",
+    "prefs": "preferences",
+    "num": "number",
+    "nbr": "number",
+    "addr": "address",
+    "tel": "telephone",
+    "dob": "date of birth",
+    "tz": "time zone",
+    "timezone": "time zone",
+    "db": "database",
+    "repo": "repository",
+    "pkg": "package",
+    "org": "organization",
+    "dev": "development",
+    "env": "environment",
+    "qty": "quantity",
+    "amt": "amount",
+    "msg": "message",
+    "cfg": "configuration",
+    "config": "configuration",
+    "info": "information",
+    "mic": "microphone",
+    "hq": "headquarters",
+    "os": "operating system",
+    "ide": "editor",
+    "acct": "account",
+    "dept": "department",
+    "mgr": "manager",
+    "yr": "year",
+    "yrs": "years",
+    "bday": "birthday",
 }
 _E_MAIL = re.compile(r"(?<![a-z0-9])e_mail")
-_ISE = re.compile(r"^(organ|apolog|recogn|priorit|custom|personal|optim|real|author|categor|final|minim|maxim|"
-                  r"normal|summar|special|standard|util|visual|synchron|initial|serial|memor|emphas)is(e|ed|es|ing|ation|ations)$")
+_ISE = re.compile(
+    r"^(organ|apolog|recogn|priorit|custom|personal|optim|real|author|categor|final|minim|maxim|"
+    r"normal|summar|special|standard|util|visual|synchron|initial|serial|memor|emphas)is(e|ed|es|ing|ation|ations)$"
+)
 # Words whose presence on one side only turns the meaning around.
 _OPPOSITE = {
-    "dislikes", "dislike", "disliked", "hates", "hate", "avoids", "avoid", "not", "no", "never",
-    "former", "ex", "previous", "past", "old", "stopped", "quit", "left", "gave", "sold", "lost",
-    "un", "non", "anti", "without", "except", "declined", "rejected", "refuses", "won't", "cant",
-    "least", "worst", "blocked", "disabled", "unsubscribed",
+    "dislikes",
+    "dislike",
+    "disliked",
+    "hates",
+    "hate",
+    "avoids",
+    "avoid",
+    "not",
+    "no",
+    "never",
+    "former",
+    "ex",
+    "previous",
+    "past",
+    "old",
+    "stopped",
+    "quit",
+    "left",
+    "gave",
+    "sold",
+    "lost",
+    "un",
+    "non",
+    "anti",
+    "without",
+    "except",
+    "declined",
+    "rejected",
+    "refuses",
+    "won't",
+    "cant",
+    "least",
+    "worst",
+    "blocked",
+    "disabled",
+    "unsubscribed",
 }
 # Pairs of words that name the two ends of one thing: names differing by them never match.
 _OPPOSITE_PAIRS = {
-    frozenset(p) for p in (
-        ("start", "end"), ("begin", "end"), ("first", "last"), ("min", "max"), ("minimum", "maximum"),
-        ("open", "closed"), ("opened", "closed"), ("open", "close"), ("on", "off"), ("up", "down"),
-        ("in", "out"), ("inbound", "outbound"), ("incoming", "outgoing"), ("input", "output"),
-        ("male", "female"), ("won", "lost"), ("win", "loss"), ("morning", "evening"), ("day", "night"),
-        ("enabled", "disabled"), ("added", "removed"), ("buyer", "seller"), ("source", "target"),
-        ("frontend", "backend"), ("light", "dark"), ("before", "after"), ("current", "previous"),
-        ("home", "work"), ("answered", "missed"), ("accepted", "rejected"), ("approved", "denied"),
-        ("sent", "received"), ("upload", "download"), ("import", "export"), ("high", "low"),
-        ("best", "worst"), ("most", "least"), ("top", "bottom"), ("left", "right"), ("caller", "callee"),
-        ("sender", "recipient"), ("parent", "child"), ("mother", "father"), ("sister", "brother"),
-        ("husband", "wife"), ("created", "updated"), ("created", "deleted"), ("muted", "unmuted"),
-        ("wake", "sleep"), ("bought", "sold"), ("income", "expense"), ("debit", "credit"),
-        ("pro", "con"), ("yes", "no"), ("like", "dislike"), ("likes", "dislikes"), ("likes", "wants"),
-        ("like", "want"), ("has", "wants"), ("owns", "wants"),
+    frozenset(p)
+    for p in (
+        ("start", "end"),
+        ("begin", "end"),
+        ("first", "last"),
+        ("min", "max"),
+        ("minimum", "maximum"),
+        ("open", "closed"),
+        ("opened", "closed"),
+        ("open", "close"),
+        ("on", "off"),
+        ("up", "down"),
+        ("in", "out"),
+        ("inbound", "outbound"),
+        ("incoming", "outgoing"),
+        ("input", "output"),
+        ("male", "female"),
+        ("won", "lost"),
+        ("win", "loss"),
+        ("morning", "evening"),
+        ("day", "night"),
+        ("enabled", "disabled"),
+        ("added", "removed"),
+        ("buyer", "seller"),
+        ("source", "target"),
+        ("frontend", "backend"),
+        ("light", "dark"),
+        ("before", "after"),
+        ("current", "previous"),
+        ("home", "work"),
+        ("answered", "missed"),
+        ("accepted", "rejected"),
+        ("approved", "denied"),
+        ("sent", "received"),
+        ("upload", "download"),
+        ("import", "export"),
+        ("high", "low"),
+        ("best", "worst"),
+        ("most", "least"),
+        ("top", "bottom"),
+        ("left", "right"),
+        ("caller", "callee"),
+        ("sender", "recipient"),
+        ("parent", "child"),
+        ("mother", "father"),
+        ("sister", "brother"),
+        ("husband", "wife"),
+        ("created", "updated"),
+        ("created", "deleted"),
+        ("muted", "unmuted"),
+        ("wake", "sleep"),
+        ("bought", "sold"),
+        ("income", "expense"),
+        ("debit", "credit"),
+        ("pro", "con"),
+        ("yes", "no"),
+        ("like", "dislike"),
+        ("likes", "dislikes"),
+        ("likes", "wants"),
+        ("like", "want"),
+        ("has", "wants"),
+        ("owns", "wants"),
     )
 }
 # Words of one kind where each names another thing: yearly_budget / monthly_budget.
-_EXCLUSIVE = (
-    {"hourly", "daily", "weekly", "monthly", "quarterly", "yearly", "annual", "annually"},
-)
+_EXCLUSIVE = ({"hourly", "daily", "weekly", "monthly", "quarterly", "yearly", "annual", "annually"},)
 _NEGATING_PREFIXES = ("un", "dis", "de", "non", "in", "im", "ir", "il", "anti", "mis")
 # Words that add nothing to what a name is about (email / email_address, volume / volume_level).
 _LIGHT = {"number", "address", "level", "value", "name", "information", "details"}
@@ -326,11 +509,103 @@ def name_similarity(a: str, b: str, vectors: Mapping[str, np.ndarray] | None = N
 
 # Words that say nothing about what a description is about.
 _DESCRIPTION_STOP = frozenset(
-    """a an the i me my you your we our they their them he his him she her it its this that these those is am are
-    was were be been being do does did has have had to of in on at by for from with as and or but so than then
-    there here very just also too now when which what who whom whose where how one per statement given known
-    something someone somebody person people user users customer developer thing things e g eg etc usual
-    usually exactly few words word""".split()
+    [
+        "a",
+        "an",
+        "the",
+        "i",
+        "me",
+        "my",
+        "you",
+        "your",
+        "we",
+        "our",
+        "they",
+        "their",
+        "them",
+        "he",
+        "his",
+        "him",
+        "she",
+        "her",
+        "it",
+        "its",
+        "this",
+        "that",
+        "these",
+        "those",
+        "is",
+        "am",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "do",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "to",
+        "of",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "from",
+        "with",
+        "as",
+        "and",
+        "or",
+        "but",
+        "so",
+        "than",
+        "then",
+        "there",
+        "here",
+        "very",
+        "just",
+        "also",
+        "too",
+        "now",
+        "when",
+        "which",
+        "what",
+        "who",
+        "whom",
+        "whose",
+        "where",
+        "how",
+        "one",
+        "per",
+        "statement",
+        "given",
+        "known",
+        "something",
+        "someone",
+        "somebody",
+        "person",
+        "people",
+        "user",
+        "users",
+        "customer",
+        "developer",
+        "thing",
+        "things",
+        "e",
+        "g",
+        "eg",
+        "etc",
+        "usual",
+        "usually",
+        "exactly",
+        "few",
+        "words",
+        "word",
+    ]
 )
 _EXAMPLES = re.compile(r"\be\.g\.|\bfor example\b|\bsuch as\b", re.IGNORECASE)
 DESCRIPTION_VETO = 0.6  # a near name whose description is about something else drops below the threshold
@@ -397,9 +672,9 @@ def candidate_pairs(defs: list[Definition], matrix: np.ndarray, threshold: float
     classes = np.array([d.storage_class for d in defs])
     block = 1024
     for start in range(0, n, block):
-        sims = matrix[start:start + block] @ matrix.T
+        sims = matrix[start : start + block] @ matrix.T
         rows, cols = np.nonzero(sims >= floor)
-        for r, c in zip(rows.tolist(), cols.tolist()):
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=False):
             i = start + r
             if i < c and classes[i] == classes[c]:
                 out.add((i, c))
@@ -419,7 +694,7 @@ def candidates_of(
     out = []
     for cand in sorted(candidates):
         d = candidates[cand]
-        if cand == NOTE or cand == name or d.storage_class != storage_class:
+        if cand in (NOTE, name) or d.storage_class != storage_class:
             continue
         if cardinality and d.cardinality != cardinality:
             continue
@@ -440,8 +715,10 @@ def best_match(
     """The existing predicate a new name most likely means, if it scores at or above the threshold."""
     if threshold < 0:
         return None
-    scored = [(similarity(name, description, candidates[c], vectors), c)
-              for c in candidates_of(name, storage_class, candidates, cardinality)]
+    scored = [
+        (similarity(name, description, candidates[c], vectors), c)
+        for c in candidates_of(name, storage_class, candidates, cardinality)
+    ]
     return pick(name, scored, threshold)
 
 

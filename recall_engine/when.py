@@ -12,7 +12,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from .instants import DAY_NS, NS, add_months, day_start, weekday
 from .text import simple_lower
@@ -28,20 +28,49 @@ class Window:
 
 
 _NUMBER_WORDS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "couple": 2, "a couple": 2, "a couple of": 2, "couple of": 2, "few": 3, "a few": 3, "several": 3,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "couple": 2,
+    "a couple": 2,
+    "a couple of": 2,
+    "couple of": 2,
+    "few": 3,
+    "a few": 3,
+    "several": 3,
 }
 _MONTHS = {
     name: i + 1
     for i, name in enumerate(
-        ("january", "february", "march", "april", "may", "june", "july",
-         "august", "september", "october", "november", "december")
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        )
     )
 }
 _WEEKDAYS = {  # Sunday = 0, as Go numbers them
-    name: i
-    for i, name in enumerate(("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"))
+    name: i for i, name in enumerate(("sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"))
 }
 _SATURDAY = 6
 
@@ -132,7 +161,7 @@ def query_window(text: str, as_of: int) -> Window | None:
         end = as_of
     elif m := _IN_MONTH.search(lower):
         month = _MONTHS[m.group(1)]
-        now = datetime.fromtimestamp(as_of // NS, tz=timezone.utc)
+        now = datetime.fromtimestamp(as_of // NS, tz=UTC)
         year = now.year - 1 if month > now.month else now.year  # "in December" asked in March
         first = _month_start(year, month)
         start, end = first - _days(2), add_months(first, 1) + _days(2)
@@ -142,7 +171,7 @@ def query_window(text: str, as_of: int) -> Window | None:
         if m.group(1) == "week":
             start = day - _days(weekday(day) + 1)
         else:
-            now = datetime.fromtimestamp(as_of // NS, tz=timezone.utc)
+            now = datetime.fromtimestamp(as_of // NS, tz=UTC)
             start = _month_start(now.year, now.month) - _days(1)
         end = as_of
     elif m := _TODAY.search(lower):
@@ -158,5 +187,5 @@ def query_window(text: str, as_of: int) -> Window | None:
     src = text
     if len(lower.encode("utf-8", "surrogatepass")) != len(text.encode("utf-8", "surrogatepass")):
         src = lower
-    rest = src[: m.start()] + " " + src[m.end():]
+    rest = src[: m.start()] + " " + src[m.end() :]
     return Window(start, end, " ".join(w for w in _GO_SPACE.split(rest) if w))

@@ -220,12 +220,10 @@ def _drop_orphans(url: str) -> None:
     from psycopg import sql
 
     with _connect(url) as conn:
-        rows = conn.execute(
-            "SELECT d.datname, shobj_description(d.oid, 'pg_database') FROM pg_database d"
-        ).fetchall()
+        rows = conn.execute("SELECT d.datname, shobj_description(d.oid, 'pg_database') FROM pg_database d").fetchall()
         for name, comment in rows:
             if comment and comment.startswith(_COMMENT):
-                pid = int(comment[len(_COMMENT):])
+                pid = int(comment[len(_COMMENT) :])
                 if not psutil.pid_exists(pid):
                     conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 

@@ -9,11 +9,37 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE = [
-    "instants", "text", "values", "records", "registry", "timeline", "fold", "history", "preview",
-    "ranking", "when", "vocabulary", "embed", "errors",
+    "instants",
+    "text",
+    "values",
+    "records",
+    "registry",
+    "timeline",
+    "fold",
+    "history",
+    "preview",
+    "ranking",
+    "when",
+    "vocabulary",
+    "embed",
+    "errors",
 ]
-IMPURE = {"sqlite3", "psycopg", "sqlalchemy", "sqlmodel", "pgvector", "textual", "typer", "rich", "time",
-          "datetime.now", "os", "platformdirs", "subprocess", "socket"}
+IMPURE = {
+    "sqlite3",
+    "psycopg",
+    "sqlalchemy",
+    "sqlmodel",
+    "pgvector",
+    "textual",
+    "typer",
+    "rich",
+    "time",
+    "datetime.now",
+    "os",
+    "platformdirs",
+    "subprocess",
+    "socket",
+}
 
 
 def imports_of(path: Path, *, names: bool = False) -> set[str]:
@@ -84,15 +110,21 @@ def test_the_cli_is_a_package_over_services():
 
 @pytest.mark.parametrize("path", SERVICES, ids=lambda p: p.name)
 def test_services_import_neither_typer_nor_rich_nor_the_cli(path):
-    bad = {n for n in imports_of(path) if n.split(".")[0] in ("typer", "rich", "click", "textual")
-           or n.startswith("recall_admin.cli")}
+    bad = {
+        n
+        for n in imports_of(path)
+        if n.split(".")[0] in ("typer", "rich", "click", "textual") or n.startswith("recall_admin.cli")
+    }
     assert not bad
 
 
 @pytest.mark.parametrize("path", SERVICES, ids=lambda p: p.name)
 def test_services_use_only_the_engines_public_names(path):
-    private = {n for n in imports_of(path, names=True)
-               if n.startswith("recall_engine.") and n.rsplit(".", 1)[1].startswith("_")}
+    private = {
+        n
+        for n in imports_of(path, names=True)
+        if n.startswith("recall_engine.") and n.rsplit(".", 1)[1].startswith("_")
+    }
     assert not private
     # nor reach into an engine object's privates (memory._name, ...)
     source = path.read_text(encoding="utf-8")
@@ -101,6 +133,10 @@ def test_services_use_only_the_engines_public_names(path):
 
 def test_command_modules_do_not_import_the_root_command():
     # the root imports every command module to register it: the other way would be a cycle
-    bad = {(f.name, n) for f in files("recall_admin/cli/commands") for n in imports_of(f)
-           if n == "recall_admin.cli.root" or n == "recall_admin.cli"}
+    bad = {
+        (f.name, n)
+        for f in files("recall_admin/cli/commands")
+        for n in imports_of(f)
+        if n == "recall_admin.cli.root" or n == "recall_admin.cli"
+    }
     assert not bad

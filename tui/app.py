@@ -98,9 +98,17 @@ class RecallApp(ServiceCalls, App[None]):
         if self.session is not None:
             self._opened(self.session)
             return
-        self.call_service(Session.open, self.store_url, self.collection, self.operator_name, self.open_read_only,
-                          match_threshold=self.match_threshold, then=self._opened, failed=self._open_failed,
-                          group="session")
+        self.call_service(
+            Session.open,
+            self.store_url,
+            self.collection,
+            self.operator_name,
+            self.open_read_only,
+            match_threshold=self.match_threshold,
+            then=self._opened,
+            failed=self._open_failed,
+            group="session",
+        )
 
     def _opened(self, session: Session) -> None:
         self.session = session
@@ -162,8 +170,10 @@ class RecallApp(ServiceCalls, App[None]):
             return
         path = write_crash_log(error)
         self._return_code = 1
-        self.exit(return_code=1, message=f"recall-admin tui: internal error: {type(error).__name__}: {error}"
-                                         f" (details in {path})")
+        self.exit(
+            return_code=1,
+            message=f"recall-admin tui: internal error: {type(error).__name__}: {error} (details in {path})",
+        )
 
     # --- actions -----------------------------------------------------------------------
 

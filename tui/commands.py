@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from typing import TYPE_CHECKING, cast
+
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -13,9 +14,17 @@ from .widgets.subject_list import SubjectList
 if TYPE_CHECKING:
     from .app import RecallApp
 
-SCOPE_NAMES = {"pairs": "Pairs", "history": "History", "explain": "Explain", "diff": "Diff",
-               "registry": "Registry", "conflicts": "Conflicts", "vocab": "Vocabulary", "notes": "Notes",
-               "plan": "Plan tray"}
+SCOPE_NAMES = {
+    "pairs": "Pairs",
+    "history": "History",
+    "explain": "Explain",
+    "diff": "Diff",
+    "registry": "Registry",
+    "conflicts": "Conflicts",
+    "vocab": "Vocabulary",
+    "notes": "Notes",
+    "plan": "Plan tray",
+}
 
 
 def _label(scope: str, title: str) -> str:
@@ -53,5 +62,10 @@ class RecallCommands(Provider):
             text = f"Subject: {subject}"
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score * 0.9, matcher.highlight(text), partial(app.open_subject, subject), text=text,
-                          help=f"{n:,} event(s)")
+                yield Hit(
+                    score * 0.9,
+                    matcher.highlight(text),
+                    partial(app.open_subject, subject),
+                    text=text,
+                    help=f"{n:,} event(s)",
+                )

@@ -8,7 +8,8 @@ terminal. Every helper here does both; views build ``Text`` from their results.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rich.text import Text
 from textual.markup import escape

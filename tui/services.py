@@ -14,8 +14,9 @@ tests wait on that, never on time.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker, WorkerState
 

@@ -7,8 +7,8 @@ planned again against the store as it is now: the recipe calls the same service
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from recall_admin.governance import Stager
 from recall_admin.plans import Plan, read_plan
@@ -24,9 +24,8 @@ class Recipe:
 
 def registry_load(name_or_path: str, reason: str = "") -> Recipe:
     """Declaring what a starter or a registry file changes, with the services ``registry load`` calls."""
-    from recall_engine.registry_files import load_starter
-
     from recall_admin.registry_sync import combine, plan_declarations
+    from recall_engine.registry_files import load_starter
 
     def build(st: Stager) -> Plan:
         rf = load_starter(name_or_path)

@@ -11,7 +11,8 @@ forge one. ``written_by`` looks records up by value (an index read). See docs/ag
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from recall_engine.records import WRITER_PREDICATE, WRITER_SUBJECT, Event, make_event
 from recall_engine.storage.base import MAX_PAIR_EVENTS, Store
@@ -20,7 +21,11 @@ from recall_engine.values import value_key
 
 def writer_record(event: Event, writer: dict[str, str]) -> Event:
     return make_event(
-        WRITER_SUBJECT, WRITER_PREDICATE, event.id, event.observed_at, source="tool_result",
+        WRITER_SUBJECT,
+        WRITER_PREDICATE,
+        event.id,
+        event.observed_at,
+        source="tool_result",
         evidence=json.dumps(writer, sort_keys=True, separators=(",", ":")),
     )
 
@@ -45,7 +50,7 @@ def written_by(store: Store, event_ids: Iterable[str]) -> dict[str, dict[str, An
     ids = sorted(set(event_ids))
     out: dict[str, dict[str, Any]] = {}
     for i in range(0, len(ids), 500):
-        chunk = ids[i:i + 500]
+        chunk = ids[i : i + 500]
         for e in store.value_events(WRITER_SUBJECT, [value_key(x) for x in chunk], limit=MAX_PAIR_EVENTS):
             if e.predicate != WRITER_PREDICATE or e.retraction or not isinstance(e.value, str):
                 continue

@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from recall_engine.errors import RecallError
 from recall_engine.storage.base import Backend
@@ -29,8 +30,13 @@ DEFAULT_MAX_BODY = 1 << 20
 DEFAULT_RATE = 100.0  # requests per second per key; a burst of as many is allowed
 
 STATUS = {
-    "unauthorized": 401, "read_only": 403, "not_found": 404, "too_large": 413, "rate_limited": 429,
-    "internal_error": 500, "storage_error": 503,
+    "unauthorized": 401,
+    "read_only": 403,
+    "not_found": 404,
+    "too_large": 413,
+    "rate_limited": 429,
+    "internal_error": 500,
+    "storage_error": 503,
 }
 GATED = ("/mcp", "/v1/")
 KEY_SCOPE = "recall.key"
@@ -68,8 +74,14 @@ class Bucket:
 class Agents:
     """What one server process holds: the store, its keys, one toolbox per key, the limits."""
 
-    def __init__(self, backend: Backend, limits: Limits, *, match_threshold: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        limits: Limits,
+        *,
+        match_threshold: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.backend = backend
         self.limits = limits
         self.keys = KeyRing(backend)
@@ -94,9 +106,11 @@ class Agents:
             store = self.backend.store(key.collection, create=not self.backend_read_only)
             memory = agent_memory(store, {"key": key.id, "namespace": key.namespace}, **kwargs)
             box = Toolbox(
-                memory, writable=not key.read_only and not self.backend_read_only,
+                memory,
+                writable=not key.read_only and not self.backend_read_only,
                 read_only_reason=f"the key {key.id} is read-only; writes are refused"
-                if key.read_only else "the store is open read-only; writes are refused",
+                if key.read_only
+                else "the store is open read-only; writes are refused",
                 max_value_bytes=self.limits.max_value,
             )
             self._boxes[key.id] = box
@@ -131,9 +145,17 @@ class Agents:
 
 async def _respond(send: Callable[..., Any], status: int, doc: Any, headers: list[tuple[bytes, bytes]] = ()) -> None:
     body = dumps(doc).encode("utf-8")
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers,
-    ]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -237,8 +259,11 @@ def build_app(agents: Agents, *, host: str = "127.0.0.1") -> Any:
 
     server = build_server(run_tool)
     app = server.streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True,
-        max_request_body_size=agents.limits.max_body, host=host,
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=agents.limits.max_body,
+        host=host,
         custom_starlette_routes=[
             Route("/healthz", healthz, methods=["GET"]),
             Route("/v1/{tool}", v1, methods=["POST"]),

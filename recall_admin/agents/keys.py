@@ -18,8 +18,9 @@ import json
 import re
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from recall_engine import clock
 from recall_engine.errors import InvalidInput, NotFound, RecallError
@@ -147,9 +148,14 @@ class KeyRing:
                     if e.predicate == CREATED:
                         if not isinstance(rec.get("expires"), (int, type(None))):
                             raise TypeError("expires")
-                        key = Key(id=kid, namespace=check_namespace(rec["namespace"]), hash=str(rec["hash"]),
-                                  created=e.observed_at, expires=rec.get("expires"),
-                                  read_only=bool(rec.get("read_only")))
+                        key = Key(
+                            id=kid,
+                            namespace=check_namespace(rec["namespace"]),
+                            hash=str(rec["hash"]),
+                            created=e.observed_at,
+                            expires=rec.get("expires"),
+                            read_only=bool(rec.get("read_only")),
+                        )
                         self._keys.setdefault(kid, key)
                     elif e.predicate == REVOKED:
                         first = self._revoked.get(kid)

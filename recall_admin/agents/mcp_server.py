@@ -13,7 +13,8 @@ import asyncio
 import json
 import os
 import stat
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import mcp.types as types
 from mcp.server.lowlevel import Server
@@ -59,13 +60,19 @@ def tool_list(writable: bool | None = None) -> list[types.Tool]:
         desc = t.description
         if t.writes and writable is False:
             desc += " (This server is read-only: the call is refused with code read_only.)"
-        out.append(types.Tool(
-            name=t.name, description=desc, input_schema=t.schema,
-            annotations=types.ToolAnnotations(
-                read_only_hint=not t.writes, destructive_hint=False, idempotent_hint=t.name != "remember",
-                open_world_hint=False,
-            ),
-        ))
+        out.append(
+            types.Tool(
+                name=t.name,
+                description=desc,
+                input_schema=t.schema,
+                annotations=types.ToolAnnotations(
+                    read_only_hint=not t.writes,
+                    destructive_hint=False,
+                    idempotent_hint=t.name != "remember",
+                    open_world_hint=False,
+                ),
+            )
+        )
     return out
 
 
@@ -82,11 +89,17 @@ def build_server(run: Runner, *, writable: bool | None = None) -> Server:
         except Exception as e:  # noqa: BLE001 - every failure reaches the agent as a tool error
             doc, failed = error_of(e), True
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=dumps(doc))], structured_content=doc, is_error=failed,
+            content=[types.TextContent(type="text", text=dumps(doc))],
+            structured_content=doc,
+            is_error=failed,
         )
 
     return Server(
-        SERVER_NAME, version="1", instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool,
+        SERVER_NAME,
+        version="1",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
     )
 
 
@@ -100,7 +113,7 @@ class _PipeLines:
     def __init__(self, reader: asyncio.StreamReader) -> None:
         self.reader = reader
 
-    def __aiter__(self) -> "_PipeLines":
+    def __aiter__(self) -> _PipeLines:
         return self
 
     async def __anext__(self) -> str:
@@ -119,7 +132,7 @@ class _FdWriter:
     async def write(self, text: str) -> None:
         data = memoryview(text.encode("utf-8"))
         while data:
-            data = data[os.write(self.fd, data):]
+            data = data[os.write(self.fd, data) :]
 
     async def flush(self) -> None:
         return None
@@ -146,5 +159,5 @@ async def serve_stdio(toolbox: Toolbox) -> None:
 
     server = build_server(run, writable=toolbox.writable)
     pipes = await _pipes()
-    async with (stdio_server(*pipes) if pipes else stdio_server()) as (read, write):
+    async with stdio_server(*pipes) if pipes else stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

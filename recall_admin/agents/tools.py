@@ -12,8 +12,9 @@ Nothing here imports the MCP SDK or an HTTP stack (docs/agents.md).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from recall_engine.errors import InvalidInput, ReadOnlyStore, RecallError
 from recall_engine.memory import Memory
@@ -59,87 +60,90 @@ class Tool:
     writes: bool = False
 
 
-TOOLS: dict[str, Tool] = {t.name: t for t in [
-    Tool(
-        "remember",
-        "Store one statement: subject, predicate, value (typed by the predicate: 8000 for a number, "
-        "true for a boolean). Appends an event; never edits or deletes. Restating what is already "
-        "believed writes nothing and answers already_known: true. Answer: stored (the belief now held, "
-        "with replaced: the earlier values it displaced and elsewhere: the same value under other "
-        "predicates), already_known, displaced (beliefs this statement withdrew, of this predicate or "
-        "named in replaces), unreplaced (each replaces entry that withdrew nothing, with the reason), "
-        "related (current beliefs that may contradict it), registry_changes (a predicate this write "
-        "defined or filed under an existing name, under an open vocabulary). Unknown predicate: call "
-        "predicates first, or use predicate \"note\" with the statement as the value.",
-        _obj(
-            ["subject", "predicate", "value"],
-            subject={"type": "string", "description": "Who or what it is about, e.g. user."},
-            predicate={"type": "string", "description": "A predicate from the predicates tool."},
-            value={**_VALUE, "description": "The value, typed by the predicate."},
-            at={**_INSTANT, "description": "When it was stated (default now); " + _INSTANT["description"]},
-            source={"type": "string", "enum": SOURCES, "description": "Default user_stated."},
-            kind={"type": "string", "enum": ["fact", "preference"], "description": "Default fact."},
-            confidence={"type": "number", "minimum": 0, "maximum": 1, "description": "Default 1."},
-            evidence={"type": "string", "description": "The words it came from (at most 2048 bytes)."},
-            replaces={
-                "type": "array",
-                "description": "Earlier beliefs, under any predicate, this statement withdraws.",
-                "items": _obj(["predicate", "value"], predicate=_TEXT, value=_VALUE),
-            },
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in [
+        Tool(
+            "remember",
+            "Store one statement: subject, predicate, value (typed by the predicate: 8000 for a number, "
+            "true for a boolean). Appends an event; never edits or deletes. Restating what is already "
+            "believed writes nothing and answers already_known: true. Answer: stored (the belief now held, "
+            "with replaced: the earlier values it displaced and elsewhere: the same value under other "
+            "predicates), already_known, displaced (beliefs this statement withdrew, of this predicate or "
+            "named in replaces), unreplaced (each replaces entry that withdrew nothing, with the reason), "
+            "related (current beliefs that may contradict it), registry_changes (a predicate this write "
+            "defined or filed under an existing name, under an open vocabulary). Unknown predicate: call "
+            'predicates first, or use predicate "note" with the statement as the value.',
+            _obj(
+                ["subject", "predicate", "value"],
+                subject={"type": "string", "description": "Who or what it is about, e.g. user."},
+                predicate={"type": "string", "description": "A predicate from the predicates tool."},
+                value={**_VALUE, "description": "The value, typed by the predicate."},
+                at={**_INSTANT, "description": "When it was stated (default now); " + _INSTANT["description"]},
+                source={"type": "string", "enum": SOURCES, "description": "Default user_stated."},
+                kind={"type": "string", "enum": ["fact", "preference"], "description": "Default fact."},
+                confidence={"type": "number", "minimum": 0, "maximum": 1, "description": "Default 1."},
+                evidence={"type": "string", "description": "The words it came from (at most 2048 bytes)."},
+                replaces={
+                    "type": "array",
+                    "description": "Earlier beliefs, under any predicate, this statement withdraws.",
+                    "items": _obj(["predicate", "value"], predicate=_TEXT, value=_VALUE),
+                },
+            ),
+            writes=True,
         ),
-        writes=True,
-    ),
-    Tool(
-        "recall",
-        "Read what is believed about a subject: one predicate, or every predicate when predicate is "
-        "omitted, now or as of an instant. Reads only. Answer: as_of, beliefs (each with value, "
-        "observed_at, event_id, source, confidence; replaced: what it displaced; elsewhere: the same "
-        "value held under other predicates).",
-        _obj(["subject"], subject=_TEXT, predicate=_TEXT, as_of=_INSTANT),
-    ),
-    Tool(
-        "forget",
-        "Withdraw one value of a pair (value), or every value (all: true). Appends a retraction; the "
-        "history keeps what was believed. Forgetting what is not believed writes nothing. Answer: "
-        "withdrawn (the beliefs withdrawn, empty when none).",
-        _obj(["subject", "predicate"], subject=_TEXT, predicate=_TEXT, value=_VALUE, all={"type": "boolean"}),
-        writes=True,
-    ),
-    Tool(
-        "history",
-        "Every event of one pair, oldest first. Reads only. Answer: subject, predicate, believed_now "
-        "(values), steps (each: at, event_id, action, value, before and after: the values believed "
-        "around it).",
-        _obj(["subject", "predicate"], subject=_TEXT, predicate=_TEXT),
-    ),
-    Tool(
-        "diff",
-        "What began and stopped being believed between two instants, for one subject or all. Reads "
-        "only. Answer: from, to, changes (each pair: before, after, began, stopped).",
-        _obj(["from"], subject=_TEXT, **{"from": _INSTANT, "to": {**_INSTANT, "description": "Default now."}}),
-    ),
-    Tool(
-        "explain",
-        "Why a pair answers what it does. Reads only. Answer: beliefs, reasons (one per value), rules "
-        "(the registry definitions in force), steps (as in history), events (each with written_by: the "
-        "agent key that wrote it, when an agent did).",
-        _obj(["subject", "predicate"], subject=_TEXT, predicate=_TEXT, as_of=_INSTANT),
-    ),
-    Tool(
-        "predicates",
-        "The vocabulary: every predicate with cardinality (single: a new value replaces the old; "
-        "multi: values accumulate), value_type, allowed values, excludes, historical, aliases and "
-        "description, and whether the vocabulary is open (a remember may define a new predicate). "
-        "Reads only. Call it before the first remember.",
-        _obj([]),
-    ),
-    Tool(
-        "search",
-        "Find beliefs by meaning and keywords (a time phrase such as 'two weeks ago' narrows it). "
-        "Reads only. Answer: as_of, beliefs (as in recall; each hit answers with what its pair holds).",
-        _obj(["question"], question=_TEXT, as_of=_INSTANT, limit={"type": "integer", "minimum": 1, "maximum": 100}),
-    ),
-]}
+        Tool(
+            "recall",
+            "Read what is believed about a subject: one predicate, or every predicate when predicate is "
+            "omitted, now or as of an instant. Reads only. Answer: as_of, beliefs (each with value, "
+            "observed_at, event_id, source, confidence; replaced: what it displaced; elsewhere: the same "
+            "value held under other predicates).",
+            _obj(["subject"], subject=_TEXT, predicate=_TEXT, as_of=_INSTANT),
+        ),
+        Tool(
+            "forget",
+            "Withdraw one value of a pair (value), or every value (all: true). Appends a retraction; the "
+            "history keeps what was believed. Forgetting what is not believed writes nothing. Answer: "
+            "withdrawn (the beliefs withdrawn, empty when none).",
+            _obj(["subject", "predicate"], subject=_TEXT, predicate=_TEXT, value=_VALUE, all={"type": "boolean"}),
+            writes=True,
+        ),
+        Tool(
+            "history",
+            "Every event of one pair, oldest first. Reads only. Answer: subject, predicate, believed_now "
+            "(values), steps (each: at, event_id, action, value, before and after: the values believed "
+            "around it).",
+            _obj(["subject", "predicate"], subject=_TEXT, predicate=_TEXT),
+        ),
+        Tool(
+            "diff",
+            "What began and stopped being believed between two instants, for one subject or all. Reads "
+            "only. Answer: from, to, changes (each pair: before, after, began, stopped).",
+            _obj(["from"], subject=_TEXT, **{"from": _INSTANT, "to": {**_INSTANT, "description": "Default now."}}),
+        ),
+        Tool(
+            "explain",
+            "Why a pair answers what it does. Reads only. Answer: beliefs, reasons (one per value), rules "
+            "(the registry definitions in force), steps (as in history), events (each with written_by: the "
+            "agent key that wrote it, when an agent did).",
+            _obj(["subject", "predicate"], subject=_TEXT, predicate=_TEXT, as_of=_INSTANT),
+        ),
+        Tool(
+            "predicates",
+            "The vocabulary: every predicate with cardinality (single: a new value replaces the old; "
+            "multi: values accumulate), value_type, allowed values, excludes, historical, aliases and "
+            "description, and whether the vocabulary is open (a remember may define a new predicate). "
+            "Reads only. Call it before the first remember.",
+            _obj([]),
+        ),
+        Tool(
+            "search",
+            "Find beliefs by meaning and keywords (a time phrase such as 'two weeks ago' narrows it). "
+            "Reads only. Answer: as_of, beliefs (as in recall; each hit answers with what its pair holds).",
+            _obj(["question"], question=_TEXT, as_of=_INSTANT, limit={"type": "integer", "minimum": 1, "maximum": 100}),
+        ),
+    ]
+}
 
 _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "string": lambda v: isinstance(v, str),
@@ -208,8 +212,14 @@ def agent_memory(store: Store, writer: dict[str, str], **kwargs: Any) -> Memory:
 class Toolbox:
     """The tools over one collection, for one caller (who writes, and whether it may)."""
 
-    def __init__(self, memory: Memory, *, writable: bool, read_only_reason: str = "",
-                 max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        writable: bool,
+        read_only_reason: str = "",
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+    ) -> None:
         self.memory = memory
         self.writable = writable
         self.read_only_reason = read_only_reason or (
@@ -242,9 +252,18 @@ class Toolbox:
 
     # --- the tools ----------------------------------------------------------------
 
-    def _remember(self, subject: str, predicate: str, value: Value, at: str | None = None,
-                  source: str = "user_stated", kind: str = "fact", confidence: float = 1.0,
-                  evidence: str = "", replaces: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def _remember(
+        self,
+        subject: str,
+        predicate: str,
+        value: Value,
+        at: str | None = None,
+        source: str = "user_stated",
+        kind: str = "fact",
+        confidence: float = 1.0,
+        evidence: str = "",
+        replaces: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         self._size(value)
         for r in replaces or []:
             self._size(r["value"], "replaces value")
@@ -252,8 +271,15 @@ class Toolbox:
         tl = m.timeline()
         reps = [(r["predicate"], self._typed(r["predicate"], r["value"], tl)) for r in replaces or []]
         result = m.remember(
-            subject, predicate, self._typed(predicate, value, tl), at=instant(at, "at"), kind=kind,
-            source=source, confidence=confidence, evidence=evidence, replaces=reps,
+            subject,
+            predicate,
+            self._typed(predicate, value, tl),
+            at=instant(at, "at"),
+            kind=kind,
+            source=source,
+            confidence=confidence,
+            evidence=evidence,
+            replaces=reps,
         )
         return views.remember_view(result)
 

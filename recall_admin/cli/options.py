@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -34,24 +35,28 @@ EXIT_CHANGES = 2  # --detailed-exitcode: the plan changes answers (Terraform's c
 class State:
     """The global options of one invocation, and the session they open (lazily)."""
 
-    store_url: Optional[str] = None
+    store_url: str | None = None
     collection: str = DEFAULT_COLLECTION
-    operator: Optional[str] = None
+    operator: str | None = None
     read_only: bool = False
-    match_threshold: Optional[float] = None
+    match_threshold: float | None = None
     output: Output = field(default_factory=Output)
-    _session: Optional["Session"] = None
+    _session: Session | None = None
 
     @property
     def json_mode(self) -> bool:
         return self.output.json_mode
 
-    def session(self, *, create: bool = True) -> "Session":
+    def session(self, *, create: bool = True) -> Session:
         if self._session is None:
             from ..session import Session
 
             self._session = Session.open(
-                self.store_url, self.collection, self.operator, self.read_only, create=create,
+                self.store_url,
+                self.collection,
+                self.operator,
+                self.read_only,
+                create=create,
                 match_threshold=self.match_threshold,
             )
         return self._session
@@ -73,28 +78,32 @@ def state(ctx: typer.Context) -> State:
 # --- option types -------------------------------------------------------------------------
 
 AsOf = Annotated[
-    Optional[str], typer.Option("--as-of", metavar="T", help="RFC3339 time or a day (midnight UTC); default now.")
+    str | None, typer.Option("--as-of", metavar="T", help="RFC3339 time or a day (midnight UTC); default now.")
 ]
 CompareAsOf = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--as-of", metavar="T", help="Also compare the answers at this instant (RFC3339 or a day)."),
 ]
 PlanOut = Annotated[
-    Optional[Path], typer.Option("--plan-out", metavar="FILE", help="Write the plan as JSON, for `apply FILE`.")
+    Path | None, typer.Option("--plan-out", metavar="FILE", help="Write the plan as JSON, for `apply FILE`.")
 ]
 Apply = Annotated[bool, typer.Option("--apply", help="Apply the plan right after previewing it.")]
 Detailed = Annotated[
     bool, typer.Option("--detailed-exitcode", help="Exit 0 when the plan changes no answer, 2 when it does.")
 ]
 Reason = Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why: recorded with the change.")]
-Subject = Annotated[Optional[str], typer.Option("--subject", metavar="S", help="Only this subject.")]
+Subject = Annotated[str | None, typer.Option("--subject", metavar="S", help="Only this subject.")]
 Notes = Annotated[
-    Optional[List[str]],
+    list[str] | None,
     typer.Option("--note", metavar="EVENT_ID=VALUE", help="A note event and its typed value. Repeatable."),
 ]
 Match = Annotated[
-    Optional[str],
-    typer.Option("--match", metavar="REGEX", help="Notes matching REGEX; the group named 'value' (or the first group) is the value."),
+    str | None,
+    typer.Option(
+        "--match",
+        metavar="REGEX",
+        help="Notes matching REGEX; the group named 'value' (or the first group) is the value.",
+    ),
 ]
 
 
@@ -126,8 +135,15 @@ def staging(command: Callable[..., Build]) -> Callable[..., int]:
     return staged
 
 
-def run_plan(ctx: typer.Context, build: Build, *, as_of: Optional[str] = None, plan_out: Optional[Path] = None,
-             apply: bool = False, detailed_exitcode: bool = False) -> int:
+def run_plan(
+    ctx: typer.Context,
+    build: Build,
+    *,
+    as_of: str | None = None,
+    plan_out: Path | None = None,
+    apply: bool = False,
+    detailed_exitcode: bool = False,
+) -> int:
     """Stage (``build(stager) -> Plan``), preview, then write / apply as the flags ask.
 
     Returns the exit code: 2 under --detailed-exitcode when the plan changes an answer.
@@ -150,12 +166,14 @@ def run_plan(ctx: typer.Context, build: Build, *, as_of: Optional[str] = None, p
     data = pv.to_json()
     if plan_out is not None:
         write_plan(plan, plan_out)
-        st.output.message(f"Wrote plan {plan.id} to {plan_out}; apply it with `recall-admin apply {plan_out}`.",
-                          style="dim")
+        st.output.message(
+            f"Wrote plan {plan.id} to {plan_out}; apply it with `recall-admin apply {plan_out}`.", style="dim"
+        )
     if apply:
         data.update(governance.apply(s.memory, plan, s.operator))
     st.output.emit(data, render_preview)
     if not apply and plan_out is None:
-        st.output.message("Preview only: nothing was written. Add --apply to apply it, or --plan-out FILE.",
-                          style="dim")
+        st.output.message(
+            "Preview only: nothing was written. Add --apply to apply it, or --plan-out FILE.", style="dim"
+        )
     return EXIT_CHANGES if detailed_exitcode and pv.changes_answers else 0

@@ -22,8 +22,9 @@ class Progress:
     Shown only when the total reaches ``min_total`` and ``after_seconds`` have passed;
     a bar is never shown in --json mode, a spinner is (it is on stderr)."""
 
-    def __init__(self, output: Output, label: str, *, total: int | None = None, min_total: int = 0,
-                 after_seconds: float = 0.0) -> None:
+    def __init__(
+        self, output: Output, label: str, *, total: int | None = None, min_total: int = 0, after_seconds: float = 0.0
+    ) -> None:
         self.output, self.label, self.total = output, label, total
         self.min_total, self.after_seconds = min_total, after_seconds
         self.started = time.monotonic()
@@ -67,7 +68,7 @@ class Progress:
             self._live.stop()
             self._live = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:

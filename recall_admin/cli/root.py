@@ -13,24 +13,28 @@ commands with ``--detailed-exitcode``, "changes present"), 130 interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from typing import Annotated, Any, List, Optional
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
 try:  # recent Typer vendors Click as typer._click
-    from typer._click.exceptions import ClickException as _ClickException, UsageError as _UsageError
+    from typer._click.exceptions import ClickException as _ClickException
+    from typer._click.exceptions import UsageError as _UsageError
 except ImportError:  # pragma: no cover - Typer on Click
-    from click.exceptions import ClickException as _ClickException, UsageError as _UsageError
-_Abort = typer.Abort
+    from click.exceptions import ClickException as _ClickException
+    from click.exceptions import UsageError as _UsageError
 
 from recall_engine.errors import RecallError
 
 from ..defaults import DEFAULT_COLLECTION
 from .options import State, state
 from .output import Output
+
+_Abort = typer.Abort
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # every error; also usage errors under --json (2 belongs to --detailed-exitcode)
@@ -41,7 +45,7 @@ EXIT_INTERRUPTED = 130
 # --- error translation: one function for every command ------------------------------------
 
 
-def _hoist_json(args: List[str]) -> tuple[List[str], bool]:
+def _hoist_json(args: list[str]) -> tuple[list[str], bool]:
     """``--json`` is a global option, accepted after the subcommand too: every ``--json``
     before a ``--`` is moved to the front. Returns the arguments and whether it was given
     (known before parsing, so even a usage error answers with the JSON envelope)."""
@@ -65,9 +69,9 @@ class RecallGroup(TyperGroup):
 
     def main(  # type: ignore[override]
         self,
-        args: Optional[List[str]] = None,
-        prog_name: Optional[str] = None,
-        complete_var: Optional[str] = None,
+        args: list[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
@@ -76,9 +80,7 @@ class RecallGroup(TyperGroup):
         extra.setdefault("obj", state)
         code = EXIT_OK
         try:
-            rv = super().main(
-                args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra
-            )
+            rv = super().main(args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
         except _UsageError as e:
             code = EXIT_ERROR if state.json_mode else EXIT_USAGE
@@ -100,10 +102,8 @@ class RecallGroup(TyperGroup):
             c, message, code = _error_code(e)
             state.output.error(c, message)
         finally:
-            try:
+            with contextlib.suppress(Exception):  # closing must not hide the command's own outcome
                 state.close()
-            except Exception:  # noqa: BLE001
-                pass
         if standalone_mode:
             sys.exit(code)
         return code
@@ -145,9 +145,11 @@ app.add_typer(registry_app, name="registry", rich_help_panel="Registry")
 def root(
     ctx: typer.Context,
     store: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
-            "--store", envvar="RECALL_STORE", metavar="URL",
+            "--store",
+            envvar="RECALL_STORE",
+            metavar="URL",
             help="sqlite:///PATH, a file path, or postgresql://... (default: recall.db in the user data folder).",
         ),
     ] = None,
@@ -155,17 +157,27 @@ def root(
         str, typer.Option("--collection", envvar="RECALL_COLLECTION", metavar="NAME", help="Collection to use.")
     ] = DEFAULT_COLLECTION,
     operator: Annotated[
-        Optional[str],
-        typer.Option("--operator", envvar="RECALL_OPERATOR", metavar="NAME",
-                     help="Recorded on registry events and review decisions (default: the login name)."),
+        str | None,
+        typer.Option(
+            "--operator",
+            envvar="RECALL_OPERATOR",
+            metavar="NAME",
+            help="Recorded on registry events and review decisions (default: the login name).",
+        ),
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout.")] = False,
-    read_only: Annotated[bool, typer.Option("--read-only", help="Open the store read-only; writes are refused.")] = False,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="Open the store read-only; writes are refused.")
+    ] = False,
     match_threshold: Annotated[
-        Optional[float],
-        typer.Option("--match-threshold", envvar="RECALL_MATCH_THRESHOLD", metavar="X",
-                     help="Open vocabulary: how near a new name must be to file it under an existing predicate "
-                          "(default 0.7; negative turns matching off)."),
+        float | None,
+        typer.Option(
+            "--match-threshold",
+            envvar="RECALL_MATCH_THRESHOLD",
+            metavar="X",
+            help="Open vocabulary: how near a new name must be to file it under an existing predicate "
+            "(default 0.7; negative turns matching off).",
+        ),
     ] = None,
 ) -> None:
     state_ = state(ctx)

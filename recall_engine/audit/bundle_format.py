@@ -9,8 +9,9 @@ step, so a format is read in one module and nowhere else.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import AuditError, InvalidEvent
 from ..instants import parse_instant
@@ -76,7 +77,9 @@ class BundleFormat(Protocol):
     def digests(self, env: Envelope, events: Sequence[Event], log: Sequence[Event]) -> tuple[str, str | None]:
         """Step 3: the digests of the events and of the registry log."""
 
-    def check(self, env: Envelope, defs: Mapping[str, Definition], events: Sequence[Event], log: Sequence[Event]) -> Checked:
+    def check(
+        self, env: Envelope, defs: Mapping[str, Definition], events: Sequence[Event], log: Sequence[Event]
+    ) -> Checked:
         """Steps 4 and 5: registry log, scope, membership, value class (and fingerprints)."""
 
     def checksum(self, env: Envelope, events_digest: str, log_digest: str | None) -> str:

@@ -22,7 +22,8 @@ import json
 import math
 import re
 import struct
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import AuditError, DigestMismatch
 from ..instants import format_fixed
@@ -210,7 +211,7 @@ def verify_event_digest(events: Iterable[Event], expected: str) -> None:
         got = digest_v3(evs)
     elif expected.startswith(PREFIX_V4):
         got = digest_v4(evs)
-    elif expected.startswith(PREFIX_LEGACY) and _HEX64.match(expected[len(PREFIX_LEGACY):]):
+    elif expected.startswith(PREFIX_LEGACY) and _HEX64.match(expected[len(PREFIX_LEGACY) :]):
         got = digest_legacy(evs)
     else:
         raise AuditError("recall: unsupported digest format")
@@ -239,8 +240,16 @@ def _registry_entry_v1(name: str, d: Mapping[str, Any]) -> list[bytes]:
     return out
 
 
-def _header(version: str, event_version: str, fold_version: str, scope_subject: str, scope_predicate: str,
-            as_of: int, events_digest: str, registry_entries: int) -> list[bytes]:
+def _header(
+    version: str,
+    event_version: str,
+    fold_version: str,
+    scope_subject: str,
+    scope_predicate: str,
+    as_of: int,
+    events_digest: str,
+    registry_entries: int,
+) -> list[bytes]:
     """The fields both bundle checksums start with, in this order."""
     return [
         field(version, "version"),
@@ -270,8 +279,9 @@ def bundle_checksum_v1(
 
     ``registry_log_digest`` is the DigestV3 of the registry log, or None when the log is empty.
     """
-    parts = _header(version, event_version, fold_version, scope_subject, scope_predicate, as_of, events_digest,
-                    len(registry))
+    parts = _header(
+        version, event_version, fold_version, scope_subject, scope_predicate, as_of, events_digest, len(registry)
+    )
     for name in sorted(registry):
         parts += _registry_entry_v1(name, registry[name])
     if registry_log_digest is not None:
@@ -318,8 +328,9 @@ def bundle_checksum_v2(
     registry_log_digest: str,
 ) -> str:
     """Our ``sha256:audit-v2:`` checksum: every field of the bundle except fingerprints and digest."""
-    parts = _header(version, event_version, fold_version, scope_subject, scope_predicate, as_of, events_digest,
-                    len(registry))
+    parts = _header(
+        version, event_version, fold_version, scope_subject, scope_predicate, as_of, events_digest, len(registry)
+    )
     for name in sorted(registry):
         parts.append(registry_entry_encoding_v2(name, registry[name]))
     parts += [field("registry-log"), field(registry_log_digest)]

@@ -7,11 +7,12 @@ that does not verify.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import AuditError
-from ..instants import format_fixed, format_rfc3339
 from ..fold import scope_ids
+from ..instants import format_fixed, format_rfc3339
 from ..records import EVENT_VERSION, FOLD_VERSION, RESERVED_PAIRS, Event
 from ..text import simple_lower
 from .bundle_format import GO_ZERO, MAX_EVENTS

@@ -8,8 +8,9 @@ configured registry; the registry log holds the Go engine's flat records.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import AuditError, RegistryError
 from ..records import REGISTRY_PREDICATE, Event
@@ -27,10 +28,32 @@ AUDIT_V1 = "recall-audit-v1"
 GO_EVENT_VERSIONS = ("recall-event-v2", "recall-event-v1")
 GO_FOLD_VERSIONS = ("recall-fold-v3", "recall-fold-v2")
 GO_SOURCES = ("user_stated", "agent_inferred", "tool_result")
-ENVELOPE_FIELDS = ("version", "event_version", "fold_version", "scope", "as_of", "registry", "registry_log", "events", "digest")
+ENVELOPE_FIELDS = (
+    "version",
+    "event_version",
+    "fold_version",
+    "scope",
+    "as_of",
+    "registry",
+    "registry_log",
+    "events",
+    "digest",
+)
 GO_DEF_FIELDS = ("cardinality", "value_type", "description", "allowed", "aliases")
 GO_EVENT_FIELDS = frozenset(
-    ("id", "kind", "subject", "predicate", "value", "confidence", "source", "retraction", "observed_at", "evidence", "evidence_id")
+    (
+        "id",
+        "kind",
+        "subject",
+        "predicate",
+        "value",
+        "confidence",
+        "source",
+        "retraction",
+        "observed_at",
+        "evidence",
+        "evidence_id",
+    )
 )
 _NEG_INF = -(2**63)
 _POS_INF = 2**63
@@ -70,7 +93,9 @@ class GoV1:
         events_digest = digest_v2(events) if env.event_version == "recall-event-v1" else digest_v3(events)
         return events_digest, (digest_v3(log) if log else None)
 
-    def check(self, env: Envelope, defs: Mapping[str, Definition], events: Sequence[Event], log: Sequence[Event]) -> Checked:
+    def check(
+        self, env: Envelope, defs: Mapping[str, Definition], events: Sequence[Event], log: Sequence[Event]
+    ) -> Checked:
         _check_scope(env, defs, events)  # 4
         go_log = _go_log(log)  # 5
         if env.fold_version == "recall-fold-v2" and _needs_fold_v3(go_log):
@@ -129,7 +154,9 @@ class GoV1:
             d = result.registry[name]
             if name == NOTE and d == NOTE_DEFINITION:
                 continue
-            rec = RegistryRecord(op="declare", name=name, definition=d, reason=f"imported from audit bundle {result.digest}")
+            rec = RegistryRecord(
+                op="declare", name=name, definition=d, reason=f"imported from audit bundle {result.digest}"
+            )
             declares.append(rec.to_event(at))
         return [*declares, *result.registry_log], list(result.event_list)
 
@@ -309,7 +336,9 @@ def go_timeline(registry: Mapping[str, Definition], log: Sequence[tuple[Event, R
                 assert rec.definition is not None
                 d = replace(rec.definition, name=owner, aliases=())
                 op = "redefine" if rec.retroactive else "declare"
-                records.append(LoggedRecord(e.observed_at, e.id, RegistryRecord(op, owner, d, retroactive=rec.retroactive)))
+                records.append(
+                    LoggedRecord(e.observed_at, e.id, RegistryRecord(op, owner, d, retroactive=rec.retroactive))
+                )
         else:
             d = replace(cfg[owner], name=owner, aliases=())
             records.append(LoggedRecord(_NEG_INF, f"configured:{owner}", RegistryRecord("declare", owner, d)))

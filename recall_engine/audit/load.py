@@ -6,7 +6,8 @@ Nothing here validates meaning; ``verify`` does, in a fixed order.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import AuditError, InvalidInput
 from ..instants import format_rfc3339, parse_instant

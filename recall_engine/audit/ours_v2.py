@@ -8,7 +8,8 @@ checksum, and per-event fingerprints so that a changed event is named.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AuditError, DigestMismatch, RegistryError
 from ..fold import scope_ids
@@ -67,7 +68,9 @@ class OursV2:
     def digests(self, env: Envelope, events: Sequence[Event], log: Sequence[Event]) -> tuple[str, str | None]:
         return digest_v4(events), digest_v4(log)
 
-    def check(self, env: Envelope, defs: Mapping[str, Definition], events: Sequence[Event], log: Sequence[Event]) -> Checked:
+    def check(
+        self, env: Envelope, defs: Mapping[str, Definition], events: Sequence[Event], log: Sequence[Event]
+    ) -> Checked:
         timeline = our_timeline(log, env.fold_version)  # 4
         _check_registry_matches_log(env.registry, timeline)
         _check_scope(env, timeline, events)  # 5
@@ -148,9 +151,7 @@ def _check_scope(env: Envelope, timeline: Timeline, events: Sequence[Event]) -> 
     for e in events:
         if (e.subject, e.predicate) in RESERVED_PAIRS:
             raise AuditError(f"event {q(e.id)} belongs to the reserved pair {e.subject} / {e.predicate}")
-        if (env.scope_subject and e.subject != env.scope_subject) or (
-            env.scope_predicate and e.id not in wanted
-        ):
+        if (env.scope_subject and e.subject != env.scope_subject) or (env.scope_predicate and e.id not in wanted):
             raise AuditError(f"event {q(e.id)} is outside scope")
         owner = timeline.canonical(e.predicate)
         d = timeline.definition(owner)

@@ -25,7 +25,9 @@ def replay(
     """
     v = bundle if isinstance(bundle, VerifyResult) else verify(bundle, digest=digest)
     if isinstance(bundle, VerifyResult) and digest is not None and digest != v.digest:
-        raise DigestMismatch(f"digest mismatch: the bundle's digest {q(v.digest)} differs from the expected {q(digest)}")
+        raise DigestMismatch(
+            f"digest mismatch: the bundle's digest {q(v.digest)} differs from the expected {q(digest)}"
+        )
     tl = v.timeline
     assert tl is not None
     events, original = FORMATS[v.version].replay_events(v.event_list)

@@ -6,8 +6,10 @@ format (``BundleFormat``) what it requires, and the first failure is named.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field as dc_field
-from typing import Any, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from typing import Any
 
 from ..errors import AuditError, DigestMismatch
 from ..records import Event
@@ -16,8 +18,8 @@ from ..text import simple_lower
 from ..timeline import Timeline
 from .bundle_format import MAX_EVENTS, BundleFormat, Envelope, decode_bundle_event
 from .digest import digest_order, q
-from .load import FORMATS, envelope, load_bundle
 from .go_v1 import AUDIT_V1
+from .load import FORMATS, envelope, load_bundle
 from .ours_v2 import AUDIT_V2
 
 
@@ -124,7 +126,9 @@ def verify(bundle: dict | str | bytes | bytearray, *, digest: str | None = None)
             f"digest mismatch: the bundle's digest is {q(env.digest)}, but its content digests to {q(want)}{checked.hint}"
         )
     if digest is not None and digest != env.digest:
-        raise DigestMismatch(f"digest mismatch: the bundle's digest {q(env.digest)} differs from the expected {q(digest)}")
+        raise DigestMismatch(
+            f"digest mismatch: the bundle's digest {q(env.digest)} differs from the expected {q(digest)}"
+        )
     assert env.as_of is not None
     return VerifyResult(
         valid=True,

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Sequence
-
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidInput
 
@@ -144,7 +144,9 @@ class Store(ABC):
     def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]: ...
 
     @abstractmethod
-    def vector_search(self, vector: "np.ndarray", k: int, since: int | None = None, until: int | None = None) -> list[Hit]: ...
+    def vector_search(
+        self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None
+    ) -> list[Hit]: ...
 
 
 class Backend(ABC):
@@ -160,7 +162,7 @@ class Backend(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
-    def __enter__(self) -> "Backend":
+    def __enter__(self) -> Backend:
         return self
 
     def __exit__(self, *exc: object) -> None:

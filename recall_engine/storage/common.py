@@ -5,7 +5,7 @@ uses. See docs/storage.md."""
 from __future__ import annotations
 
 import unicodedata
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..errors import IncompleteHistory
 

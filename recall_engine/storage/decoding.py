@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import InvalidEvent
 from ..records import Event, decode_event

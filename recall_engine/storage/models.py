@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 
+from pgvector.sqlalchemy import Vector
 from sqlalchemy import (
     DDL,
     BigInteger,
@@ -40,7 +41,6 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.orm import registry
 from sqlalchemy.schema import CreateColumn, CreateTable
-from pgvector.sqlalchemy import Vector
 from sqlmodel import Field, SQLModel
 
 from ..embed import DIMENSIONS
@@ -96,9 +96,7 @@ class EventRow(_Table, table=True):
         CheckConstraint("retraction IN (0, 1)").ddl_if(dialect="sqlite"),
         {"sqlite_autoincrement": True},
     )
-    position: int = Field(
-        primary_key=True, sa_type=BIGINT, sa_column_args=[Identity(always=True, cache=1)]
-    )
+    position: int = Field(primary_key=True, sa_type=BIGINT, sa_column_args=[Identity(always=True, cache=1)])
     collection_id: int = Field(foreign_key="collections.id")
     id: str = Field(sa_type=NAME)
     subject: str = Field(sa_type=NAME)

@@ -28,7 +28,7 @@ _SECRET_PARAMS = frozenset({"password", "pass", "passwd", "pwd", "sslpassword", 
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@?#\s]*):(?P<pw>[^@/?#\s]*)@")
 # key=value secrets in a query string or a libpq keyword string
 _KV_SECRET = re.compile(
-    r"(?P<key>\b(?:%s)\s*=\s*)(?P<val>'(?:[^'\\]|\\.)*'|[^\s&;]*)" % "|".join(sorted(_SECRET_PARAMS)),
+    r"(?P<key>\b(?:{})\s*=\s*)(?P<val>'(?:[^'\\]|\\.)*'|[^\s&;]*)".format("|".join(sorted(_SECRET_PARAMS))),
     re.IGNORECASE,
 )
 # a libpq keyword/value connection string ("host=db user=ana password=...")
@@ -93,7 +93,7 @@ def parse_store_url(url: str | None) -> StoreLocation:
                 f"store URL {display_url(text)!r} has no path; write sqlite:///relative/path "
                 f"or sqlite:////absolute/path; accepted: {ACCEPTED_FORMS}"
             )
-        rest = text[len("sqlite:///"):]
+        rest = text[len("sqlite:///") :]
         rest = rest.split("?", 1)[0]
         if not rest or rest == ":memory:":
             raise InvalidInput(

@@ -13,8 +13,9 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -62,7 +63,9 @@ class Served:
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [recall_admin_command(), "--store", store, "serve", "--port", str(self.port), *flags],
-                env=child_env(), stdout=log, stderr=subprocess.STDOUT,
+                env=child_env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
             )
         self.wait_ready()
 
@@ -80,8 +83,9 @@ class Served:
             time.sleep(0.05)  # between polls of /healthz, bounded by the deadline
         raise AssertionError(f"serve was not ready within {READY_SECONDS} s: {self.log.read_text()}")
 
-    def request(self, method: str, path: str, body: Any = None, key: str | None = None,
-                raw: bytes | None = None) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, body: Any = None, key: str | None = None, raw: bytes | None = None
+    ) -> tuple[int, Any]:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         try:
             headers = {"Content-Type": "application/json"}

@@ -20,8 +20,10 @@ def test_serve_refuses_limits_that_are_not_positive(tmp_path):
     for flag in ("--rate", "--max-body", "--max-value"):
         code, doc = run("--store", store, "serve", flag, "0")
         assert code == 1
-        assert doc["error"] == {"code": "invalid_input",
-                                "message": "--max-body, --max-value and --rate must be positive"}
+        assert doc["error"] == {
+            "code": "invalid_input",
+            "message": "--max-body, --max-value and --rate must be positive",
+        }
     assert not os.path.exists(tmp_path / "r.db")  # refused before the store was opened
 
 

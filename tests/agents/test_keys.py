@@ -11,7 +11,14 @@ from typer.testing import CliRunner
 
 from recall_admin.agents.attribution import AttributedStore, written_by
 from recall_admin.agents.keys import (
-    CREATED, KEY_SUBJECT, REVOKED, SYSTEM_COLLECTION, KeyRing, Unauthorized, collection_for, parse_duration,
+    CREATED,
+    KEY_SUBJECT,
+    REVOKED,
+    SYSTEM_COLLECTION,
+    KeyRing,
+    Unauthorized,
+    collection_for,
+    parse_duration,
 )
 from recall_admin.cli import app
 from recall_engine.errors import InvalidInput, NotFound
@@ -55,23 +62,28 @@ def test_keys_are_hashed_expire_and_stay_revoked(backend):
     revocation = next(e for e in sys_store.all_events() if e.predicate == REVOKED)
     created = next(e for e in sys_store.all_events() if e.predicate == CREATED and o.id in str(e.value))
     clock.t += 1
-    sys_store.append([
-        make_event(KEY_SUBJECT, REVOKED, revocation.value, clock.t, retraction=True),
-        make_event(KEY_SUBJECT, CREATED, created.value, clock.t + 1),
-    ])
+    sys_store.append(
+        [
+            make_event(KEY_SUBJECT, REVOKED, revocation.value, clock.t, retraction=True),
+            make_event(KEY_SUBJECT, CREATED, created.value, clock.t + 1),
+        ]
+    )
     with pytest.raises(Unauthorized, match="was revoked"):
         KeyRing(backend, now=clock).authenticate(f"Bearer {other}")
-    assert [x.revoked is not None for x in KeyRing(backend).keys()] == [False, True]
+    assert [x.revoked is not None for x in KeyRing(backend)] == [False, True]
 
 
-@pytest.mark.parametrize("header, words", [
-    (None, "missing bearer key"),
-    ("", "missing bearer key"),
-    ("Basic abc", "missing bearer key"),
-    ("Bearer ", "missing bearer key"),
-    ("Bearer rcl_nothex_abc", "not valid"),
-    ("Bearer rcl_0123456789ab_" + "z" * 32, "not valid"),
-])
+@pytest.mark.parametrize(
+    "header, words",
+    [
+        (None, "missing bearer key"),
+        ("", "missing bearer key"),
+        ("Basic abc", "missing bearer key"),
+        ("Bearer ", "missing bearer key"),
+        ("Bearer rcl_nothex_abc", "not valid"),
+        ("Bearer rcl_0123456789ab_" + "z" * 32, "not valid"),
+    ],
+)
 def test_bad_headers_are_refused(backend, header, words):
     KeyRing(backend).create("team:a", expires_in=None)
     with pytest.raises(Unauthorized, match=words):
@@ -83,26 +95,48 @@ def test_revoking_an_unknown_key(backend):
         KeyRing(backend).revoke("abc")
 
 
-@pytest.mark.parametrize("namespace, collection", [
-    ("team:agent-1", "team.agent-1"), ("a", "a"), ("x_1:y-2:z", "x_1.y-2.z"),
-])
+@pytest.mark.parametrize(
+    "namespace, collection",
+    [
+        ("team:agent-1", "team.agent-1"),
+        ("a", "a"),
+        ("x_1:y-2:z", "x_1.y-2.z"),
+    ],
+)
 def test_namespaces_map_to_their_own_collection(namespace, collection):
     assert collection_for(namespace) == collection
 
 
-@pytest.mark.parametrize("namespace, words", [
-    ("Team:a", "lower-case"), ("team::a", "lower-case"), ("team.a", "lower-case"), ("", "lower-case"),
-    (":a", "lower-case"), ("a" * 64, "at most 63"), ("recall:keys", "reserved"), ("recall", "reserved"),
-])
+@pytest.mark.parametrize(
+    "namespace, words",
+    [
+        ("Team:a", "lower-case"),
+        ("team::a", "lower-case"),
+        ("team.a", "lower-case"),
+        ("", "lower-case"),
+        (":a", "lower-case"),
+        ("a" * 64, "at most 63"),
+        ("recall:keys", "reserved"),
+        ("recall", "reserved"),
+    ],
+)
 def test_bad_namespaces_are_refused(namespace, words):
     with pytest.raises(InvalidInput, match=words):
         collection_for(namespace)
 
 
-@pytest.mark.parametrize("text, ns", [
-    ("168h", 168 * HOUR), ("30d", 720 * HOUR), ("1h30m", 90 * 60 * 10**9), ("90s", 90 * 10**9),
-    ("1.5h", 90 * 60 * 10**9), ("never", None), (" 2h ", 2 * HOUR),
-])
+@pytest.mark.parametrize(
+    "text, ns",
+    [
+        ("168h", 168 * HOUR),
+        ("30d", 720 * HOUR),
+        ("1h30m", 90 * 60 * 10**9),
+        ("90s", 90 * 10**9),
+        ("1.5h", 90 * 60 * 10**9),
+        ("never", None),
+        (" 2h ", 2 * HOUR),
+    ],
+)
 def test_durations(text, ns):
     assert parse_duration(text) == ns
 

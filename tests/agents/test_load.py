@@ -61,10 +61,20 @@ def agent(port: int, key: str, todo: list[dict[str, Any]], failures: list[Any]) 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     try:
         for st in todo:
-            body = json.dumps({"subject": st["subject"], "predicate": st["predicate"], "value": st["value"],
-                               "at": rfc3339(st["at_ns"])}).encode()  # one packet: no Nagle delay
-            conn.request("POST", "/v1/remember", body=body,
-                         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+            body = json.dumps(
+                {
+                    "subject": st["subject"],
+                    "predicate": st["predicate"],
+                    "value": st["value"],
+                    "at": rfc3339(st["at_ns"]),
+                }
+            ).encode()  # one packet: no Nagle delay
+            conn.request(
+                "POST",
+                "/v1/remember",
+                body=body,
+                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+            )
             resp = conn.getresponse()
             doc = json.loads(resp.read())
             if resp.status != 200 or doc["data"]["already_known"]:
@@ -98,20 +108,19 @@ def run_load(store_url: str, servers: list, tmp_path: Path) -> None:
     pairs = [(f"s{s}", p) for s in range(SUBJECTS) for p in ("prefers_editor", "uses_technology")]
     with open_backend(store_url) as served, open_backend(f"sqlite:///{tmp_path / 'reference.db'}") as ref:
         for n, ns in enumerate(namespaces):
-            sent = sorted((st for a in range(AGENTS) if a % NAMESPACES == n for st in plan[a]),
-                          key=lambda st: st["at_ns"])
+            sent = sorted(
+                (st for a in range(AGENTS) if a % NAMESPACES == n for st in plan[a]), key=lambda st: st["at_ns"]
+            )
             store = served.store(ns.replace(":", "."), create=False)
             # every statement stored exactly once, as sent
             stored = sorted(
-                (e.subject, e.predicate, e.value, e.observed_at)
-                for s, p in pairs for e in store.pair_events(s, [p])
+                (e.subject, e.predicate, e.value, e.observed_at) for s, p in pairs for e in store.pair_events(s, [p])
             )
             assert stored == sorted((st["subject"], st["predicate"], st["value"], st["at_ns"]) for st in sent)
             # the answers equal the same statements applied one by one
             reference = Memory(ref.store(f"ref{n}"))
-            from recall_engine.registry_files import load_starter
-
             from recall_admin.registry_sync import sync_registry
+            from recall_engine.registry_files import load_starter
 
             sync_registry(reference, [load_starter("coding")], "test")
             for st in sent:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import anyio
 import pytest
@@ -41,12 +42,13 @@ def store(tmp_path: Path) -> str:
 @asynccontextmanager
 async def session(store: str, *flags: str) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
-        command=recall_admin_command(), args=["--store", store, "mcp", *flags], env=child_env(),
+        command=recall_admin_command(),
+        args=["--store", store, "mcp", *flags],
+        env=child_env(),
     )
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as s:
-            await s.initialize()
-            yield s
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as s:
+        await s.initialize()
+        yield s
 
 
 async def call(s: ClientSession, tool: str, **args: Any) -> tuple[bool, dict[str, Any]]:
@@ -96,31 +98,53 @@ def test_lists_the_tools_with_their_schemas(store):
 def test_every_tool_answers_as_the_cli_json_does(store):
     async def main() -> None:
         async with session(store, "--write") as s:
-            first = await ok(s, "remember", subject="user", predicate="prefers_editor", value="vim",
-                             at="2026-01-01T10:00:00Z")
+            first = await ok(
+                s, "remember", subject="user", predicate="prefers_editor", value="vim", at="2026-01-01T10:00:00Z"
+            )
             assert first["already_known"] is False and first["stored"]["value"] == "vim"
-            second = await ok(s, "remember", subject="user", predicate="prefers_editor", value="zed",
-                              at="2026-02-01", evidence="I moved to zed", source="agent_inferred")
+            second = await ok(
+                s,
+                "remember",
+                subject="user",
+                predicate="prefers_editor",
+                value="zed",
+                at="2026-02-01",
+                evidence="I moved to zed",
+                source="agent_inferred",
+            )
             assert [r["value"] for r in second["stored"]["replaced"]] == ["vim"]
             assert [b["value"] for b in second["displaced"]] == ["vim"]
             again = await ok(s, "remember", subject="user", predicate="prefers_editor", value="ZED")
             assert again["already_known"] is True
-            rep = await ok(s, "remember", subject="user", predicate="uses_technology", value="rust",
-                           replaces=[{"predicate": "uses_technology", "value": "go"}])
+            rep = await ok(
+                s,
+                "remember",
+                subject="user",
+                predicate="uses_technology",
+                value="rust",
+                replaces=[{"predicate": "uses_technology", "value": "go"}],
+            )
             assert rep["unreplaced"] == [{"predicate": "uses_technology", "value": "go", "reason": "never believed"}]
             await ok(s, "remember", subject="user", predicate="prefers_language", value="rust")
             lang = await ok(s, "recall", subject="user", predicate="prefers_language")
-            assert [(e["predicate"], e["value"]) for e in lang["beliefs"][0]["elsewhere"]] == [("uses_technology", "rust")]
+            assert [(e["predicate"], e["value"]) for e in lang["beliefs"][0]["elsewhere"]] == [
+                ("uses_technology", "rust")
+            ]
             budget = await ok(s, "remember", subject="user", predicate="budget", value="8000")
             assert budget["stored"]["value"] == 8000  # text typed by the predicate, as on the command line
 
             recalled = await ok(s, "recall", subject="user", predicate="prefers_editor")
             assert recalled == cli_ok(store, "recall", "user", "prefers_editor", "--as-of", recalled["as_of"])
-            assert await ok(s, "recall", subject="user", predicate="prefers_editor", as_of="2026-01-15") \
-                == cli_ok(store, "recall", "user", "prefers_editor", "--as-of", "2026-01-15")
+            assert await ok(s, "recall", subject="user", predicate="prefers_editor", as_of="2026-01-15") == cli_ok(
+                store, "recall", "user", "prefers_editor", "--as-of", "2026-01-15"
+            )
             profile = await ok(s, "recall", subject="user")
-            assert {b["predicate"] for b in profile["beliefs"]} == \
-                {"prefers_editor", "uses_technology", "prefers_language", "budget"}
+            assert {b["predicate"] for b in profile["beliefs"]} == {
+                "prefers_editor",
+                "uses_technology",
+                "prefers_language",
+                "budget",
+            }
 
             hist = await ok(s, "history", subject="user", predicate="prefers_editor")
             assert hist == cli_ok(store, "history", "user", "prefers_editor")
@@ -128,14 +152,17 @@ def test_every_tool_answers_as_the_cli_json_does(store):
 
             d = await ok(s, "diff", **{"from": "2026-01-15", "to": "2026-02-15", "subject": "user"})
             assert d == cli_ok(store, "diff", "--from", "2026-01-15", "--to", "2026-02-15", "--subject", "user")
-            assert [(c["predicate"], c["began"], c["stopped"]) for c in d["changes"]] == \
-                [("prefers_editor", ["zed"], ["vim"])]
+            assert [(c["predicate"], c["began"], c["stopped"]) for c in d["changes"]] == [
+                ("prefers_editor", ["zed"], ["vim"])
+            ]
 
             x = await ok(s, "explain", subject="user", predicate="prefers_editor", as_of="2026-03-01")
             assert x == cli_ok(store, "explain", "user", "prefers_editor", "--as-of", "2026-03-01")
             assert len(x["events"]) == 2
-            assert all(set(e["written_by"]) == {"agent", "operator"} and e["written_by"]["agent"] == "mcp-stdio"
-                       for e in x["events"])
+            assert all(
+                set(e["written_by"]) == {"agent", "operator"} and e["written_by"]["agent"] == "mcp-stdio"
+                for e in x["events"]
+            )
 
             preds = await ok(s, "predicates")
             assert preds == cli_ok(store, "registry", "list")
@@ -156,7 +183,11 @@ def test_errors_are_tool_errors_with_the_cli_codes(store):
     async def main() -> None:
         async with session(store, "--write") as s:
             e = await error(s, "remember", subject="user", predicate="favourite_colour", value="blue")
-            assert e["code"] == "unknown_predicate" == cli_error(store, "remember", "user", "favourite_colour", "blue")["code"]
+            assert (
+                e["code"]
+                == "unknown_predicate"
+                == cli_error(store, "remember", "user", "favourite_colour", "blue")["code"]
+            )
             assert "is not in the registry" in e["message"]
             e = await error(s, "remember", subject="user", predicate="budget", value="lots")
             cli = cli_error(store, "remember", "user", "budget", "lots")
@@ -186,7 +217,9 @@ def test_without_write_the_server_refuses_writes(store):
             e = await error(s, "remember", subject="user", predicate="prefers_editor", value="zed")
             assert e["code"] == "read_only"
             assert "recall-admin mcp --write" in e["message"]
-            assert (await error(s, "forget", subject="user", predicate="prefers_editor", all=True))["code"] == "read_only"
+            assert (await error(s, "forget", subject="user", predicate="prefers_editor", all=True))[
+                "code"
+            ] == "read_only"
             assert [b["value"] for b in (await ok(s, "recall", subject="user"))["beliefs"]] == ["vim"]
 
     anyio.run(main)

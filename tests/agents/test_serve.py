@@ -38,8 +38,10 @@ def test_v1_tools_with_a_key_write_into_its_namespace_and_record_the_writer(stor
     recalled = srv.ok(key, "recall", subject="user", predicate="prefers_editor")
     assert [(b["value"], [r["value"] for r in b["replaced"]]) for b in recalled["beliefs"]] == [("zed", ["vim"])]
     # the namespace's own collection holds it, and the CLI reads the same answer there
-    assert cli_ok(store, "--collection", "team.agent-1", "recall", "user", "prefers_editor",
-                  "--as-of", recalled["as_of"]) == recalled
+    assert (
+        cli_ok(store, "--collection", "team.agent-1", "recall", "user", "prefers_editor", "--as-of", recalled["as_of"])
+        == recalled
+    )
     assert not _has_memories(store)  # no other collection was touched
 
     explained = srv.ok(key, "explain", subject="user", predicate="prefers_editor")
@@ -47,14 +49,17 @@ def test_v1_tools_with_a_key_write_into_its_namespace_and_record_the_writer(stor
     cli_explained = cli_ok(store, "--collection", "team.agent-1", "explain", "user", "prefers_editor")
     assert [e["written_by"]["key"] for e in cli_explained["events"]] == [key_id, key_id]
 
-    assert [s["value"] for s in srv.ok(key, "history", subject="user", predicate="prefers_editor")["steps"]] \
-        == ["vim", "zed"]
+    assert [s["value"] for s in srv.ok(key, "history", subject="user", predicate="prefers_editor")["steps"]] == [
+        "vim",
+        "zed",
+    ]
     changes = srv.ok(key, "diff", **{"from": "2026-01-15", "to": "2026-02-15"})["changes"]
     assert [(c["began"], c["stopped"]) for c in changes] == [(["zed"], ["vim"])]
     assert "prefers_editor" in {p["name"] for p in srv.ok(key, "predicates")["predicates"]}
     assert "zed" in [b["value"] for b in srv.ok(key, "search", question="zed")["beliefs"]]
-    assert [b["value"] for b in srv.ok(key, "forget", subject="user", predicate="prefers_editor", all=True)["withdrawn"]] \
-        == ["zed"]
+    assert [
+        b["value"] for b in srv.ok(key, "forget", subject="user", predicate="prefers_editor", all=True)["withdrawn"]
+    ] == ["zed"]
 
     status, doc = srv.call(key, "remember", subject="user", predicate="nope", value="x")
     assert status == 400 and doc["error"]["code"] == "unknown_predicate"
@@ -146,7 +151,9 @@ def test_mcp_over_streamable_http(store, serve_factory):
                 async with ClientSession(streams[0], streams[1]) as s:
                     await s.initialize()
                     names = {t.name for t in (await s.list_tools()).tools}
-                    w = await s.call_tool("remember", {"subject": "user", "predicate": "prefers_editor", "value": "vim"})
+                    w = await s.call_tool(
+                        "remember", {"subject": "user", "predicate": "prefers_editor", "value": "vim"}
+                    )
                     r = await s.call_tool("recall", {"subject": "user", "predicate": "prefers_editor"})
                     return [names, w, r]
 
@@ -154,8 +161,12 @@ def test_mcp_over_streamable_http(store, serve_factory):
     assert names == {"remember", "recall", "forget", "history", "diff", "explain", "predicates", "search"}
     assert not w.is_error and w.structured_content["data"]["stored"]["value"] == "vim"
     assert [b["value"] for b in r.structured_content["data"]["beliefs"]] == ["vim"]
-    assert r.structured_content == srv.call(key, "recall", subject="user", predicate="prefers_editor",
-                                            as_of=r.structured_content["data"]["as_of"])[1]
+    assert (
+        r.structured_content
+        == srv.call(
+            key, "recall", subject="user", predicate="prefers_editor", as_of=r.structured_content["data"]["as_of"]
+        )[1]
+    )
 
     _, w, r = anyio.run(session_calls, reader)
     assert w.is_error and json.loads(w.content[0].text)["error"]["code"] == "read_only"
@@ -167,8 +178,9 @@ def test_mcp_over_streamable_http(store, serve_factory):
                 async with ClientSession(streams[0], streams[1]) as s:
                     await s.initialize()
 
-    with pytest.raises(Exception):
+    with pytest.raises(ExceptionGroup) as refused:  # the client's task group carries the server's refusal
         anyio.run(with_wrong_key)
+    assert "Server returned an error response" in repr(refused.value)
     status, doc = srv.request("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     assert status == 401 and doc["error"]["code"] == "unauthorized"
 
@@ -192,8 +204,13 @@ def test_limits_are_refused_with_413_and_429(store, serve_factory):
 def test_a_second_server_on_one_sqlite_file_is_refused(store, serve_factory):
     new_key(store, "team:a")
     serve_factory(store)
-    r = subprocess.run([recall_admin_command(), "--store", store, "--json", "serve", "--port", "1"],
-                       env=child_env(), capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [recall_admin_command(), "--store", store, "--json", "serve", "--port", "1"],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1
     err = json.loads(r.stdout)["error"]
     assert err["code"] == "server_running"

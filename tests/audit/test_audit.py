@@ -44,7 +44,9 @@ def t(minutes: float) -> int:
 
 
 def declare(name, cardinality="single", value_type="string", at=0, **kw):
-    return RegistryRecord("declare", name, Definition(name, cardinality, value_type, f"{name} words", **kw)).to_event(t(at))
+    return RegistryRecord("declare", name, Definition(name, cardinality, value_type, f"{name} words", **kw)).to_event(
+        t(at)
+    )
 
 
 def registry_log():
@@ -55,7 +57,9 @@ def registry_log():
         declare("budget", value_type="number", at=0.003),
         declare("did", "multi", at=0.004, historical=True),
         declare("editor_choice", at=0.005),
-        RegistryRecord("merge", "editor_choice", into="prefers_editor", operator="ops", reason="same thing").to_event(t(1)),
+        RegistryRecord("merge", "editor_choice", into="prefers_editor", operator="ops", reason="same thing").to_event(
+            t(1)
+        ),
         RegistryRecord(
             "redefine", "likes", Definition("likes", "multi", "string", "likes words"), retroactive=True, operator="ops"
         ).to_event(t(2)),
@@ -64,10 +68,19 @@ def registry_log():
 
 def rich_events():
     """A log using every field: evidence, replaces, caused_by, operator, merged names, notes."""
-    vim = make_event("user", "prefers_editor", "Vim", t(10), kind="preference", evidence="I use Vim", evidence_id="m-note1")
+    vim = make_event(
+        "user", "prefers_editor", "Vim", t(10), kind="preference", evidence="I use Vim", evidence_id="m-note1"
+    )
     helix = make_event(
-        "user", "prefers_editor", "Helix", t(20), kind="preference", confidence=0.9, source="agent_inferred",
-        evidence="switched to Helix", replaces=[Replace("likes", "vim keys")],
+        "user",
+        "prefers_editor",
+        "Helix",
+        t(20),
+        kind="preference",
+        confidence=0.9,
+        source="agent_inferred",
+        evidence="switched to Helix",
+        replaces=[Replace("likes", "vim keys")],
     )
     withdraw = make_event("user", "likes", "vim keys", t(20), retraction=True, source="operator", caused_by=helix.id)
     return [
@@ -198,7 +211,10 @@ def test_reserved_pairs_are_left_out():
 
 def test_promoted_notes_replay_under_their_predicate():
     note = make_event("user", NOTE, "my editor is kakoune", t(30))
-    log = [*registry_log(), RegistryRecord("promote", "prefers_editor", notes=(Promotion(note.id, "user", "Kakoune"),)).to_event(t(50))]
+    log = [
+        *registry_log(),
+        RegistryRecord("promote", "prefers_editor", notes=(Promotion(note.id, "user", "Kakoune"),)).to_event(t(50)),
+    ]
     events = [*rich_events(), note]
     b = build_bundle(events, log, as_of=AS_OF, scope_predicate="prefers_editor")
     assert note.id in {e["id"] for e in b["events"]}
@@ -207,12 +223,17 @@ def test_promoted_notes_replay_under_their_predicate():
     assert [x.value for x in beliefs if x.subject == "user"] == ["Zed"]
     # as of between the note and Zed, the promoted note is the answer
     b2 = build_bundle(events, log, as_of=t(35), scope_subject="user")
-    assert [(x.predicate, x.value) for x in replay(b2) if x.predicate == "prefers_editor"] == [("prefers_editor", "Kakoune")]
+    assert [(x.predicate, x.value) for x in replay(b2) if x.predicate == "prefers_editor"] == [
+        ("prefers_editor", "Kakoune")
+    ]
 
 
 def test_a_note_promoted_into_an_excluding_predicate_is_in_the_bundle():
     note = make_event("user", NOTE, "actually I cannot stand mangoes", t(40))
-    log = [*registry_log(), RegistryRecord("promote", "dislikes", notes=(Promotion(note.id, "user", "mangoes"),)).to_event(t(50))]
+    log = [
+        *registry_log(),
+        RegistryRecord("promote", "dislikes", notes=(Promotion(note.id, "user", "mangoes"),)).to_event(t(50)),
+    ]
     events = [make_event("user", "likes", "mangoes", t(11)), note]
     b = build_bundle(events, log, as_of=AS_OF, scope_predicate="likes")
     assert note.id in {e["id"] for e in b["events"]}
@@ -242,7 +263,10 @@ def test_the_same_id_with_different_content_is_refused():
     e = make_event("user", "likes", "tea", t(1))
     with pytest.raises(AuditError, match="duplicate event"):
         build_bundle([e, replace(e, confidence=0.3)], registry_log(), as_of=AS_OF)
-    assert build_bundle([e, e], registry_log(), as_of=AS_OF)["events"] == build_bundle([e], registry_log(), as_of=AS_OF)["events"]
+    assert (
+        build_bundle([e, e], registry_log(), as_of=AS_OF)["events"]
+        == build_bundle([e], registry_log(), as_of=AS_OF)["events"]
+    )
 
 
 def test_as_of_must_be_explicit():
@@ -320,7 +344,10 @@ def test_a_changed_event_is_a_digest_mismatch_naming_it(bundle):
     b = copy.deepcopy(bundle)
     e = b["events"][_helix_index(b)]
     e["confidence"] = 0.5
-    with pytest.raises(DigestMismatch, match=f'digest mismatch: event "{e["id"]}" \\(user / prefers_editor at 2026-09-01T00:20:00Z\\) was changed'):
+    with pytest.raises(
+        DigestMismatch,
+        match=f'digest mismatch: event "{e["id"]}" \\(user / prefers_editor at 2026-09-01T00:20:00Z\\) was changed',
+    ):
         verify(b)
 
 
@@ -372,7 +399,9 @@ def test_registry_entries_added_or_removed_are_named(bundle):
         verify(b)
     b = copy.deepcopy(bundle)
     b["registry"]["likes"]["cardinality"] = "single"
-    with pytest.raises(AuditError, match='registry entry "likes" has cardinality "single", but the registry log gives "multi"'):
+    with pytest.raises(
+        AuditError, match='registry entry "likes" has cardinality "single", but the registry log gives "multi"'
+    ):
         verify(b)
 
 
@@ -415,7 +444,7 @@ def _record_edit(edit):
         (_record_edit(lambda r: r.update(operator="mallory")), "registry event"),
         (_record_edit(lambda r: r.update(reason="")), "registry event"),
         (_record_edit(lambda r: r.update(op="split")), "registry event"),
-        (_record_edit(lambda r: r.update(surprise=1)), 'unknown field'),
+        (_record_edit(lambda r: r.update(surprise=1)), "unknown field"),
     ],
 )
 def test_changing_a_registry_record_fails_and_names_what(bundle, edit, expect):
@@ -444,8 +473,16 @@ def test_header_changes_are_caught(bundle):
         verify(scoped)
     for field, value, message in [
         ("version", "recall-audit-v3", 'bundle version "recall-audit-v3" cannot be replayed by this build'),
-        ("event_version", "recall-event-v2", 'event version "recall-event-v2" cannot be replayed by this build, which writes "recall-event-v3"'),
-        ("fold_version", "recall-fold-v3", 'fold version "recall-fold-v3" cannot be replayed by this build, which writes "recall-fold-v5" and reads "recall-fold-v4"'),
+        (
+            "event_version",
+            "recall-event-v2",
+            'event version "recall-event-v2" cannot be replayed by this build, which writes "recall-event-v3"',
+        ),
+        (
+            "fold_version",
+            "recall-fold-v3",
+            'fold version "recall-fold-v3" cannot be replayed by this build, which writes "recall-fold-v5" and reads "recall-fold-v4"',
+        ),
         ("as_of", "", "as_of must be an explicit RFC3339 instant"),
         ("not_as_of", "x", 'unknown field "not_as_of"'),
     ]:
@@ -464,9 +501,15 @@ def test_a_consistently_rewritten_bundle_is_caught_by_the_separate_digest(bundle
     log = [_decode(e) for e in b["registry_log"]]
     b["fingerprints"]["events"][b["events"][i]["id"]] = event_fingerprint(events[i])
     b["digest"] = bundle_checksum_v2(
-        version=b["version"], event_version=b["event_version"], fold_version=b["fold_version"],
-        scope_subject="", scope_predicate="", as_of=AS_OF, events_digest=digest_v4(events),
-        registry=b["registry"], registry_log_digest=digest_v4(log),
+        version=b["version"],
+        event_version=b["event_version"],
+        fold_version=b["fold_version"],
+        scope_subject="",
+        scope_predicate="",
+        as_of=AS_OF,
+        events_digest=digest_v4(events),
+        registry=b["registry"],
+        registry_log_digest=digest_v4(log),
     )
     assert verify(b).valid
     with pytest.raises(DigestMismatch, match="differs from the expected"):
@@ -500,33 +543,69 @@ def _typed(v):
 def test_worked_example_of_docs_audit_md():
     """The example of docs/audit.md, computed by hand from its byte-by-byte description."""
     e = Event(
-        id="m-1", kind="fact", subject="user", predicate="prefers_editor", value="Helix", confidence=1.0,
-        source="operator", retraction=False, observed_at=parse_instant("2026-09-01T13:00:00Z"),
-        replaces=(Replace("likes", "vim keys"),), caused_by="",
+        id="m-1",
+        kind="fact",
+        subject="user",
+        predicate="prefers_editor",
+        value="Helix",
+        confidence=1.0,
+        source="operator",
+        retraction=False,
+        observed_at=parse_instant("2026-09-01T13:00:00Z"),
+        replaces=(Replace("likes", "vim keys"),),
+        caused_by="",
     )
     stream = (
-        b"23:recall-events-digest-v4" b"1:1"
-        b"3:m-1" b"4:fact" b"4:user" b"14:prefers_editor" b"6:string" b"5:Helix"
-        b"16:3ff0000000000000" b"8:operator" b"5:false" b"30:2026-09-01T13:00:00.000000000Z"
-        b"0:" b"0:" b"1:1" b"5:likes" b"6:string" b"8:vim keys" b"0:"
+        b"23:recall-events-digest-v4"
+        b"1:1"
+        b"3:m-1"
+        b"4:fact"
+        b"4:user"
+        b"14:prefers_editor"
+        b"6:string"
+        b"5:Helix"
+        b"16:3ff0000000000000"
+        b"8:operator"
+        b"5:false"
+        b"30:2026-09-01T13:00:00.000000000Z"
+        b"0:"
+        b"0:"
+        b"1:1"
+        b"5:likes"
+        b"6:string"
+        b"8:vim keys"
+        b"0:"
     )
     want = "sha256:v4:" + hashlib.sha256(stream).hexdigest()
     assert digest_v4([e]) == want
     assert want == "sha256:v4:5be59283e98d7d29859472968ceb79c24bb399ae3ef7719289f13ae521235273"
-    assert event_fingerprint(e) == hashlib.sha256(stream[len(b"23:recall-events-digest-v4" b"1:1"):]).hexdigest()[:16]
+    assert event_fingerprint(e) == hashlib.sha256(stream[len(b"23:recall-events-digest-v41:1") :]).hexdigest()[:16]
     verify_event_digest([e], want)
 
 
 def test_v4_digest_follows_the_documented_encoding(bundle):
     """An independent implementation of docs/audit.md gives the bundle's own checksum."""
+
     def events_digest(objs):
         evs = sorted(objs, key=lambda o: (parse_instant(o["observed_at"]), o["id"]))
         h = hashlib.sha256(_f("recall-events-digest-v4") + _f(str(len(evs))))
         for o in evs:
             vt, vv = _typed(o["value"])
-            parts = [o["id"], o["kind"], o["subject"], o["predicate"], vt, vv, struct.pack(">d", float(o["confidence"])).hex(),
-                     o["source"], "true" if o["retraction"] else "false", format_fixed(parse_instant(o["observed_at"])),
-                     o.get("evidence", ""), o.get("evidence_id", ""), str(len(o.get("replaces", [])))]
+            parts = [
+                o["id"],
+                o["kind"],
+                o["subject"],
+                o["predicate"],
+                vt,
+                vv,
+                struct.pack(">d", float(o["confidence"])).hex(),
+                o["source"],
+                "true" if o["retraction"] else "false",
+                format_fixed(parse_instant(o["observed_at"])),
+                o.get("evidence", ""),
+                o.get("evidence_id", ""),
+                str(len(o.get("replaces", []))),
+            ]
             for r in o.get("replaces", []):
                 rt, rv = _typed(r["value"])
                 parts += [r["predicate"], rt, rv]
@@ -569,7 +648,9 @@ def random_log(draw):
         declare("did", "multi", at=0, historical=True),
         declare("fav", draw(st.sampled_from(("single", "multi"))), at=0),
         declare("score", value_type="number", at=0),
-        RegistryRecord("define", "color", Definition("color", "single", "string", "color"), auto=True).to_event(t(draw(when))),
+        RegistryRecord("define", "color", Definition("color", "single", "string", "color"), auto=True).to_event(
+            t(draw(when))
+        ),
     ]
     for _ in range(draw(st.integers(0, 5))):
         op = draw(st.sampled_from(("redefine", "merge", "split", "define_again", "excludes")))
@@ -577,7 +658,9 @@ def random_log(draw):
         if op == "redefine":
             name = draw(st.sampled_from(("editor", "likes", "city", "fav", "color")))
             card = draw(st.sampled_from(("single", "multi")))
-            rec = RegistryRecord("redefine", name, Definition(name, card, "string", "changed"), retroactive=draw(st.booleans()))
+            rec = RegistryRecord(
+                "redefine", name, Definition(name, card, "string", "changed"), retroactive=draw(st.booleans())
+            )
         elif op == "merge":
             name, into = draw(st.sampled_from((("fav", "editor"), ("color", "city"), ("fav", "likes"))))
             rec = RegistryRecord("merge", name, into=into)
@@ -588,8 +671,12 @@ def random_log(draw):
             rec = RegistryRecord("define", "color", Definition("color", "multi", "string", "second define"), auto=True)
         else:
             name = draw(st.sampled_from(("city", "editor")))
-            rec = RegistryRecord("redefine", name, Definition(name, "single", "string", "x", excludes=("fav",)),
-                                 retroactive=draw(st.booleans()))
+            rec = RegistryRecord(
+                "redefine",
+                name,
+                Definition(name, "single", "string", "x", excludes=("fav",)),
+                retroactive=draw(st.booleans()),
+            )
         reg.append(rec.to_event(at))
     events: dict[str, Event] = {}
     for _ in range(draw(st.integers(3, 25))):
@@ -605,12 +692,25 @@ def random_log(draw):
             if kind == 0:
                 e = make_event(subject, pred, None, at, retraction=True, source="operator")
             elif kind == 1:
-                e = make_event(subject, pred, draw(st.sampled_from(VALUES)), at, retraction=True,
-                               caused_by=draw(st.sampled_from(["", *events])))
-            else:
-                replaces = draw(st.lists(st.builds(Replace, st.sampled_from(STRING_PREDICATES), st.sampled_from(VALUES)), max_size=2))
                 e = make_event(
-                    subject, pred, draw(st.sampled_from(VALUES)), at,
+                    subject,
+                    pred,
+                    draw(st.sampled_from(VALUES)),
+                    at,
+                    retraction=True,
+                    caused_by=draw(st.sampled_from(["", *events])),
+                )
+            else:
+                replaces = draw(
+                    st.lists(
+                        st.builds(Replace, st.sampled_from(STRING_PREDICATES), st.sampled_from(VALUES)), max_size=2
+                    )
+                )
+                e = make_event(
+                    subject,
+                    pred,
+                    draw(st.sampled_from(VALUES)),
+                    at,
                     kind=draw(st.sampled_from(("fact", "preference"))),
                     confidence=draw(st.sampled_from((1.0, 0.75))),
                     source=draw(st.sampled_from(("user_stated", "agent_inferred", "tool_result", "operator"))),
@@ -625,7 +725,9 @@ def random_log(draw):
         promos = tuple(Promotion(e.id, e.subject, draw(st.sampled_from(VALUES))) for e in chosen)
         reg.append(RegistryRecord("promote", into, notes=promos).to_event(t(draw(when)) + 5))
     as_of = t(draw(st.one_of(st.just(n_moments + 1), when))) + draw(st.sampled_from((0, 1, -1)))
-    scope = draw(st.sampled_from((("", ""), ("", ""), ("ann", ""), ("", "likes"), ("", "editor"), ("bob", "city"), ("", NOTE))))
+    scope = draw(
+        st.sampled_from((("", ""), ("", ""), ("ann", ""), ("", "likes"), ("", "editor"), ("bob", "city"), ("", NOTE)))
+    )
     return reg, list(events.values()), as_of, scope
 
 
@@ -639,9 +741,7 @@ def test_round_trip_equals_the_live_answers(case):
     r = verify(text, digest=b["digest"])
     assert r.valid and r.digest == b["digest"]
     p = tl.canonical(predicate) if predicate else ""
-    pairs = sorted(
-        {(e.subject, target(e, tl)) for e in events if (not subject or e.subject == subject)}
-    )
+    pairs = sorted({(e.subject, target(e, tl)) for e in events if (not subject or e.subject == subject)})
     if p:
         pairs = [x for x in pairs if x[1] == p]
     assert replay(text) == live(events, reg, as_of, pairs)
@@ -651,8 +751,12 @@ def test_round_trip_equals_the_live_answers(case):
     again = build_bundle(ev2, reg2, as_of=r.as_of, scope_subject=subject, scope_predicate=predicate)
     assert again["digest"] == b["digest"]
     # shuffled input, same bundle
-    assert build_bundle(list(reversed(events)), list(reversed(reg)), as_of=as_of, scope_subject=subject,
-                        scope_predicate=predicate)["digest"] == b["digest"]
+    assert (
+        build_bundle(
+            list(reversed(events)), list(reversed(reg)), as_of=as_of, scope_subject=subject, scope_predicate=predicate
+        )["digest"]
+        == b["digest"]
+    )
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -667,7 +771,9 @@ def test_any_change_to_a_random_bundle_fails_verification(case, data):
     old = e[field]
     new = data.draw(
         {
-            str: st.sampled_from(["x", "user", "likes", "2026-09-01T00:00:00.000000001Z", old + "!" if isinstance(old, str) else "x"]),
+            str: st.sampled_from(
+                ["x", "user", "likes", "2026-09-01T00:00:00.000000001Z", old + "!" if isinstance(old, str) else "x"]
+            ),
             float: st.sampled_from([0.5, 0.25, 1.0]),
             bool: st.just(not old) if isinstance(old, bool) else st.just(True),
         }.get(type(old), st.just("changed"))
@@ -696,8 +802,16 @@ def test_the_documented_example_bundle_is_stable():
     assert r.events == 1
     assert digest_v4(r.event_list) == "sha256:v4:c22d7b120771640c61dfca68a8441c8ce71e489881bdf90353dfc33567d6ca4f"
     assert digest_v4(r.registry_log) == "sha256:v4:f80d0b3928aad9e5cc1e79d64f9eb81b6c34a4110256711109e3e13d770aebca"
-    reg = [RegistryRecord("declare", "prefers_editor", Definition("prefers_editor", "single", "string", "editor")).to_event(T0)]
-    ev = [make_event("user", "prefers_editor", "Helix", t(13 * 60), source="operator", replaces=[Replace("likes", "vim keys")])]
+    reg = [
+        RegistryRecord(
+            "declare", "prefers_editor", Definition("prefers_editor", "single", "string", "editor")
+        ).to_event(T0)
+    ]
+    ev = [
+        make_event(
+            "user", "prefers_editor", "Helix", t(13 * 60), source="operator", replaces=[Replace("likes", "vim keys")]
+        )
+    ]
     rebuilt = build_bundle(ev, reg, as_of=t(15 * 60))
     # the example is a recall-fold-v4 bundle: it still verifies and replays (with v4's rules);
     # exported today the same log is a v5 bundle, identical but for the fold version and digest
@@ -719,17 +833,27 @@ def _as_v4(b: dict) -> dict:
     old = copy.deepcopy(b)
     old["fold_version"] = "recall-fold-v4"
     old["digest"] = bundle_checksum_v2(
-        version=old["version"], event_version=old["event_version"], fold_version="recall-fold-v4",
-        scope_subject=old["scope"]["subject"], scope_predicate=old["scope"]["predicate"], as_of=parse_instant(old["as_of"]),
-        events_digest=digest_v4([_decode(e) for e in old["events"]]), registry=old["registry"],
+        version=old["version"],
+        event_version=old["event_version"],
+        fold_version="recall-fold-v4",
+        scope_subject=old["scope"]["subject"],
+        scope_predicate=old["scope"]["predicate"],
+        as_of=parse_instant(old["as_of"]),
+        events_digest=digest_v4([_decode(e) for e in old["events"]]),
+        registry=old["registry"],
         registry_log_digest=digest_v4([_decode(e) for e in old["registry_log"]]),
     )
     return old
 
 
 def test_a_v4_bundle_replays_with_the_rules_it_was_written_under():
-    log = [declare("enjoys", "multi", at=0), declare("hates", "multi", at=0),
-           RegistryRecord("redefine", "hates", Definition("hates", "multi", "string", "hates words", excludes=("enjoys",))).to_event(t(60))]
+    log = [
+        declare("enjoys", "multi", at=0),
+        declare("hates", "multi", at=0),
+        RegistryRecord(
+            "redefine", "hates", Definition("hates", "multi", "string", "hates words", excludes=("enjoys",))
+        ).to_event(t(60)),
+    ]
     events = [make_event("user", "enjoys", "mangoes", t(1)), make_event("user", "hates", "mangoes", t(2))]
     v5 = build_bundle(events, log, as_of=t(120))
     v4 = _as_v4(v5)
@@ -741,13 +865,21 @@ def test_a_v4_bundle_replays_with_the_rules_it_was_written_under():
 
 
 def test_a_predicate_scoped_bundle_carries_what_replaced_needs():
-    log = [declare("goal", "multi", at=0), declare("did", "multi", at=0, historical=True),
-           declare("likes", "multi", at=0), declare("dislikes", "multi", at=0, excludes=("likes",))]
+    log = [
+        declare("goal", "multi", at=0),
+        declare("did", "multi", at=0, historical=True),
+        declare("likes", "multi", at=0),
+        declare("dislikes", "multi", at=0, excludes=("likes",)),
+    ]
     did = make_event("user", "did", "run a marathon", t(2), replaces=(Replace("goal", "run a marathon"),))
-    events = [make_event("user", "goal", "run a marathon", t(1)), did,
-              make_event("user", "goal", "run a marathon", t(2), retraction=True, caused_by=did.id),
-              make_event("user", "goal", "swim", t(3)), make_event("user", "likes", "tea", t(3)),
-              make_event("bob", "goal", "run a marathon", t(1))]
+    events = [
+        make_event("user", "goal", "run a marathon", t(1)),
+        did,
+        make_event("user", "goal", "run a marathon", t(2), retraction=True, caused_by=did.id),
+        make_event("user", "goal", "swim", t(3)),
+        make_event("user", "likes", "tea", t(3)),
+        make_event("bob", "goal", "run a marathon", t(1)),
+    ]
     b = build_bundle(events, log, as_of=t(10), scope_predicate="did")
     kept = {e["id"] for e in b["events"]}
     assert kept == {e.id for e in events[:4]}  # the goal pair it corrected, not likes, not bob

@@ -22,7 +22,9 @@ def test_audit_modules_import_neither_storage_nor_the_outside_world(path):
             names.add("." * node.level + (node.module or ""))
         elif isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
-    bad = {n for n in names if "storage" in n or "clock" in n or n.split(".")[0] in ("os", "time", "sqlite3", "psycopg")}
+    bad = {
+        n for n in names if "storage" in n or "clock" in n or n.split(".")[0] in ("os", "time", "sqlite3", "psycopg")
+    }
     assert not bad
 
 
@@ -31,5 +33,9 @@ def test_every_format_provides_every_method_of_the_protocol():
     assert wanted >= {"check_versions", "digests", "check", "checksum", "replay_events", "import_events"}
     for version, fmt in FORMATS.items():
         assert fmt.version == version
-        missing = {n for n in wanted if not callable(getattr(type(fmt), n, None)) or getattr(type(fmt), n) is getattr(BundleFormat, n)}
+        missing = {
+            n
+            for n in wanted
+            if not callable(getattr(type(fmt), n, None)) or getattr(type(fmt), n) is getattr(BundleFormat, n)
+        }
         assert not missing, (version, missing)

@@ -145,7 +145,13 @@ def test_golden_bundle_replays_to_exactly_one_belief():
     assert len(beliefs) == 1
     b = beliefs[0]
     assert (b.subject, b.predicate, b.value, b.kind, b.confidence, b.source, b.event_id) == (
-        "user", "prefers_editor", "Neovim", "preference", 1.0, "user_stated", "b",
+        "user",
+        "prefers_editor",
+        "Neovim",
+        "preference",
+        1.0,
+        "user_stated",
+        "b",
     )
     assert format_rfc3339(b.observed_at) == "2026-09-01T13:00:00Z"
     assert [(p.value, p.source, format_rfc3339(p.observed_at), p.event_id) for p in b.replaced] == [
@@ -258,7 +264,10 @@ def many_events(n):
     "edit, message",
     [
         (tamper(("version",), "recall-audit-v9"), 'bundle version "recall-audit-v9" cannot be replayed by this build'),
-        (tamper(("event_version",), "recall-event-v9"), 'event version "recall-event-v9" cannot be replayed by this build'),
+        (
+            tamper(("event_version",), "recall-event-v9"),
+            'event version "recall-event-v9" cannot be replayed by this build',
+        ),
         (tamper(("event_version",), "recall-event-v3"), 'event version "recall-event-v3" cannot be replayed'),
         (tamper(("fold_version",), "recall-fold-v1"), 'fold version "recall-fold-v1" cannot be replayed'),
         (tamper(("fold_version",), "recall-fold-v4"), 'fold version "recall-fold-v4" cannot be replayed'),
@@ -278,7 +287,10 @@ def many_events(n):
         (tamper(("registry", "Prefers"), {"cardinality": "single"}), '"Prefers" is not snake_case'),
         (tamper(("registry", "note"), {"cardinality": "single"}), '"note" is reserved'),
         (tamper(("registry", "prefers_editor", "description"), "bad \ud800"), "description that is not valid UTF-8"),
-        (tamper(("registry", "prefers_editor", "excludes"), ["x"]), 'registry entry "prefers_editor": unknown field "excludes"'),
+        (
+            tamper(("registry", "prefers_editor", "excludes"), ["x"]),
+            'registry entry "prefers_editor": unknown field "excludes"',
+        ),
         (tamper(("events", 0, "predicate"), "likes"), 'event "a" predicate is not in registry'),
         (tamper(("events", 0, "value"), 3), 'event "a" has invalid value'),
         (tamper(("events", 0, "value"), " "), 'event "a" has invalid value'),
@@ -289,10 +301,19 @@ def many_events(n):
         (tamper(("events", 1, "id"), "a"), 'duplicate event "a"'),
         (tamper(("events", 0, "observed_at"), "0001-01-01T00:00:00Z"), 'event "a" has invalid observed_at'),
         (tamper(("events", 0, "observed_at"), "2026-09-01"), 'event "a" has invalid observed_at'),
-        (tamper(("events", 0, "subject"), "us\ud800er"), ('event "a" subject is not valid UTF-8', 'event "a" has invalid subject')),
-        (tamper(("events", 0, "replaces"), [{"predicate": "x", "value": "y"}]), 'event "a" has unknown field "replaces"'),
+        (
+            tamper(("events", 0, "subject"), "us\ud800er"),
+            ('event "a" subject is not valid UTF-8', 'event "a" has invalid subject'),
+        ),
+        (
+            tamper(("events", 0, "replaces"), [{"predicate": "x", "value": "y"}]),
+            'event "a" has unknown field "replaces"',
+        ),
         (tamper(("events", 0, "caused_by"), "b"), 'event "a" has unknown field "caused_by"'),
-        (tamper(("events", 0, "evidence"), "said so"), 'event "a" carries evidence, which recall-event-v1 bundles cannot record'),
+        (
+            tamper(("events", 0, "evidence"), "said so"),
+            'event "a" carries evidence, which recall-event-v1 bundles cannot record',
+        ),
         (tamper(("events",), many_events(MAX_EVENTS + 1)), "more than 10000 events"),
         (tamper(("fingerprints",), {}), 'unknown field "fingerprints"'),
     ],
@@ -315,8 +336,17 @@ def test_ten_thousand_events_verify():
 # --- Go bundles with more than the golden one ------------------------------------------
 
 
-def go_bundle(events, registry, log=(), *, event_version="recall-event-v2", fold_version="recall-fold-v3",
-              as_of="2026-09-02T00:00:00Z", subject="", predicate=""):
+def go_bundle(
+    events,
+    registry,
+    log=(),
+    *,
+    event_version="recall-event-v2",
+    fold_version="recall-fold-v3",
+    as_of="2026-09-02T00:00:00Z",
+    subject="",
+    predicate="",
+):
     b = {
         "version": AUDIT_V1,
         "event_version": event_version,
@@ -332,8 +362,19 @@ def go_bundle(events, registry, log=(), *, event_version="recall-event-v2", fold
     return sign(b)
 
 
-def go_record(name, at_text, *, auto=False, retroactive=False, alias_of="", cardinality="", value_type="",
-              description="", allowed=(), aliases=()):
+def go_record(
+    name,
+    at_text,
+    *,
+    auto=False,
+    retroactive=False,
+    alias_of="",
+    cardinality="",
+    value_type="",
+    description="",
+    allowed=(),
+    aliases=(),
+):
     """A Go registry log event (docs/formats.md, "Registry log records"): the record's JSON, keys in Go's order, no spaces."""
     rec = {"name": name}
     if auto:
@@ -379,11 +420,18 @@ def test_cardinality_change_keeps_past_answers():
     """TestCardinalityChangeKeepsPastAnswers: vim, emacs single; then multi; helix."""
     reg = {"prefers_editor": {"cardinality": "multi", "value_type": "string", "description": "editor"}}
     log = [
-        go_record("prefers_editor", "2026-09-01T00:00:00Z", cardinality="single", value_type="string", description="editor"),
-        go_record("prefers_editor", "2026-09-01T03:00:00Z", cardinality="multi", value_type="string", description="editor"),
+        go_record(
+            "prefers_editor", "2026-09-01T00:00:00Z", cardinality="single", value_type="string", description="editor"
+        ),
+        go_record(
+            "prefers_editor", "2026-09-01T03:00:00Z", cardinality="multi", value_type="string", description="editor"
+        ),
     ]
-    events = [ev("a", "prefers_editor", "vim", "01:00:00"), ev("b", "prefers_editor", "emacs", "02:00:00"),
-              ev("c", "prefers_editor", "helix", "04:00:00")]
+    events = [
+        ev("a", "prefers_editor", "vim", "01:00:00"),
+        ev("b", "prefers_editor", "emacs", "02:00:00"),
+        ev("c", "prefers_editor", "helix", "04:00:00"),
+    ]
     b = go_bundle(events, reg, log, fold_version="recall-fold-v2")
     assert [x.value for x in replay(b)] == ["emacs", "helix"]
     assert [x.value for x in replay(with_as_of(b, "02:30:00"))] == ["emacs"]
@@ -401,7 +449,9 @@ def test_redefine_restores_hidden_values_and_needs_fold_v3():
     assert [x.value for x in replay(b)] == ["peanuts", "shellfish"]
     assert [x.value for x in replay(with_as_of(b, "03:00:00"))] == ["peanuts", "shellfish"]
     v2 = go_bundle(events, reg, log, fold_version="recall-fold-v2")
-    with pytest.raises(AuditError, match='fold version "recall-fold-v2" cannot replay this registry log, which needs "recall-fold-v3"'):
+    with pytest.raises(
+        AuditError, match='fold version "recall-fold-v2" cannot replay this registry log, which needs "recall-fold-v3"'
+    ):
         verify(v2)
 
 
@@ -421,12 +471,17 @@ def test_concurrent_automatic_definitions_first_wins():
     ]
     events = [ev("a", "city", "paris", "01:00:00"), ev("b", "city", "rome", "02:00:00")]
     assert [x.value for x in replay(go_bundle(events, reg, log))] == ["rome"]
-    with pytest.raises(AuditError, match="needs \"recall-fold-v3\""):
+    with pytest.raises(AuditError, match='needs "recall-fold-v3"'):
         verify(go_bundle(events, reg, log, fold_version="recall-fold-v2"))
 
 
 MERGE_REG = {
-    "favorite_editor": {"cardinality": "single", "value_type": "string", "description": "", "aliases": ["editor_favorite"]},
+    "favorite_editor": {
+        "cardinality": "single",
+        "value_type": "string",
+        "description": "",
+        "aliases": ["editor_favorite"],
+    },
 }
 MERGE_LOG = [
     go_record("favorite_editor", "2026-09-01T00:00:00Z", auto=True, cardinality="single", value_type="string"),
@@ -457,30 +512,43 @@ def test_split_undoes_the_merge():
 
 
 def test_merge_needs_fold_v3():
-    with pytest.raises(AuditError, match="needs \"recall-fold-v3\""):
+    with pytest.raises(AuditError, match='needs "recall-fold-v3"'):
         verify(go_bundle(MERGE_EVENTS, MERGE_REG, MERGE_LOG, fold_version="recall-fold-v2"))
 
 
 def test_three_names_merged_answer_with_the_newest_value():
     """TestManualMergeAndConcurrentMerges: three single-valued names merged into lives_in."""
-    reg = {"lives_in": {"cardinality": "single", "value_type": "string", "description": "",
-                        "aliases": ["home_city", "resides_in"]}}
+    reg = {
+        "lives_in": {
+            "cardinality": "single",
+            "value_type": "string",
+            "description": "",
+            "aliases": ["home_city", "resides_in"],
+        }
+    }
     log = [
         go_record("lives_in", "2026-09-01T00:00:00Z", auto=True, cardinality="single", value_type="string"),
         go_record("home_city", "2026-09-01T00:00:01Z", alias_of="lives_in"),
         go_record("resides_in", "2026-09-01T00:00:02Z", alias_of="lives_in"),
     ]
-    events = [ev("a", "lives_in", "paris", "01:00:00"), ev("b", "resides_in", "rome", "03:00:00"),
-              ev("c", "home_city", "oslo", "02:00:00")]
+    events = [
+        ev("a", "lives_in", "paris", "01:00:00"),
+        ev("b", "resides_in", "rome", "03:00:00"),
+        ev("c", "home_city", "oslo", "02:00:00"),
+    ]
     assert values(replay(go_bundle(events, reg, log))) == [("user", "lives_in", "rome")]
 
 
 def test_rename_keeps_one_history_across_both_names():
     """A definition listing an old name in aliases (SyncRegistry rename)."""
-    reg = {"prefers_editor": {"cardinality": "single", "value_type": "string", "description": "", "aliases": ["editor"]}}
+    reg = {
+        "prefers_editor": {"cardinality": "single", "value_type": "string", "description": "", "aliases": ["editor"]}
+    }
     log = [
         go_record("editor", "2026-09-01T00:00:00Z", cardinality="single", value_type="string"),
-        go_record("prefers_editor", "2026-09-01T01:30:00Z", cardinality="single", value_type="string", aliases=["editor"]),
+        go_record(
+            "prefers_editor", "2026-09-01T01:30:00Z", cardinality="single", value_type="string", aliases=["editor"]
+        ),
     ]
     events = [ev("a", "editor", "vim", "01:00:00"), ev("b", "prefers_editor", "helix", "02:00:00")]
     beliefs = replay(go_bundle(events, reg, log, fold_version="recall-fold-v2"))
@@ -514,7 +582,9 @@ def test_log_definitions_govern_instead_of_the_configured_one():
 
 
 def test_configured_aliases_resolve_in_scope_and_replay():
-    reg = {"prefers_editor": {"cardinality": "single", "value_type": "string", "description": "", "aliases": ["editor"]}}
+    reg = {
+        "prefers_editor": {"cardinality": "single", "value_type": "string", "description": "", "aliases": ["editor"]}
+    }
     events = [ev("a", "editor", "vim", "01:00:00"), ev("b", "prefers_editor", "helix", "02:00:00")]
     b = go_bundle(events, reg, predicate="prefers_editor")
     assert values(replay(b)) == [("user", "prefers_editor", "helix")]
@@ -533,7 +603,9 @@ def test_pairs_sorted_by_subject_then_predicate_and_notes_only():
     ]
     b = go_bundle(events, reg)
     assert values(replay(b)) == [
-        ("ann", "prefers_editor", "zed"), ("user", "note", "likes quiet mornings"), ("user", "prefers_editor", "vim"),
+        ("ann", "prefers_editor", "zed"),
+        ("user", "note", "likes quiet mornings"),
+        ("user", "prefers_editor", "vim"),
     ]
     assert values(replay(b, notes_only=True)) == [("user", "note", "likes quiet mornings")]
 
@@ -546,9 +618,15 @@ def test_note_needs_no_registry_entry():
 
 def test_subjects_group_normalized_and_keep_their_spelling():
     reg = {"prefers_editor": {"cardinality": "single", "value_type": "string", "description": ""}}
-    events = [ev("a", "prefers_editor", "vim", "01:00:00", subject="User"), ev("b", "prefers_editor", "zed", "02:00:00")]
+    events = [
+        ev("a", "prefers_editor", "vim", "01:00:00", subject="User"),
+        ev("b", "prefers_editor", "zed", "02:00:00"),
+    ]
     assert values(replay(go_bundle(events, reg))) == [("user", "prefers_editor", "zed")]
-    events = [ev("a", "prefers_editor", "vim", "01:00:00"), ev("b", "prefers_editor", "zed", "02:00:00", subject="User")]
+    events = [
+        ev("a", "prefers_editor", "vim", "01:00:00"),
+        ev("b", "prefers_editor", "zed", "02:00:00", subject="User"),
+    ]
     assert values(replay(go_bundle(events, reg))) == [("User", "prefers_editor", "zed")]
 
 

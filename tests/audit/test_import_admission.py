@@ -22,7 +22,9 @@ def _bundle(value_type: str, value) -> bytes:
 
 def test_a_bundle_that_clashes_with_the_store_registry_is_refused_whole(store):
     m = Memory(store, now=lambda: NOW)
-    m.append_records([RegistryRecord(op="declare", name="deal_value", definition=Definition("deal_value", "single", "number"))])
+    m.append_records(
+        [RegistryRecord(op="declare", name="deal_value", definition=Definition("deal_value", "single", "number"))]
+    )
     before = store.count()
     with pytest.raises(AuditError) as err:
         import_bundle(m, _bundle("string", "lots"))

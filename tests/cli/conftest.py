@@ -39,8 +39,14 @@ class Cli:
         self.url = url
         self.runner = runner
 
-    def run(self, *args: str, json_mode: bool = True, store: str | None = None, env: dict | None = None,
-            input: str | None = None):
+    def run(
+        self,
+        *args: str,
+        json_mode: bool = True,
+        store: str | None = None,
+        env: dict | None = None,
+        input: str | None = None,
+    ):
         argv = ["--store", store or self.url]
         if json_mode:
             argv.append("--json")

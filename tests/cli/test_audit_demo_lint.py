@@ -17,8 +17,14 @@ def demo(cli):
 
 def test_demo_holds_the_storylines(cli, demo):
     beliefs = {(b["predicate"], b["value"]) for b in cli.ok("recall", "user")["beliefs"]}
-    assert {("lives_in", "Toronto"), ("works_at", "Initech"), ("prefers_editor", "zed"),
-            ("dislikes", "mangoes"), ("did", "run a marathon"), ("goal", "run a marathon")} <= beliefs
+    assert {
+        ("lives_in", "Toronto"),
+        ("works_at", "Initech"),
+        ("prefers_editor", "zed"),
+        ("dislikes", "mangoes"),
+        ("did", "run a marathon"),
+        ("goal", "run a marathon"),
+    } <= beliefs
     assert ("likes", "mangoes") not in beliefs
     then = cli.ok("recall", "user", "prefers_editor", "--as-of", "2026-09-25")["beliefs"]
     assert [b["value"] for b in then] == ["emacs"]

@@ -9,7 +9,6 @@ import pytest
 
 import recall_admin.views as views
 
-
 # --- values and names -----------------------------------------------------------------
 
 
@@ -20,9 +19,13 @@ def test_unknown_predicate_lists_registered_names_and_the_note_advice(coding):
     assert "'favourite_colour' is not in the registry" in msg
     assert "prefers_editor" in msg and "likes" in msg
     assert 'predicate "note"' in msg
-    for args in (("recall", "user", "favourite_colour"), ("history", "user", "favourite_colour"),
-                 ("explain", "user", "favourite_colour"), ("forget", "user", "favourite_colour", "--all"),
-                 ("registry", "show", "favourite_colour")):
+    for args in (
+        ("recall", "user", "favourite_colour"),
+        ("history", "user", "favourite_colour"),
+        ("explain", "user", "favourite_colour"),
+        ("forget", "user", "favourite_colour", "--all"),
+        ("registry", "show", "favourite_colour"),
+    ):
         assert coding.fail(*args)["code"] == "unknown_predicate", args
 
 
@@ -48,12 +51,17 @@ def test_enum_value_not_allowed_lists_the_allowed_values(coding):
         pytest.param(("--confidence", "1.5"), "confidence must be in [0, 1], got 1.5", id="confidence-above-1"),
         pytest.param(("--confidence", "-0.1"), "confidence must be in [0, 1], got -0.1", id="confidence-negative"),
         pytest.param(("--at", "2099-01-01"), "observed_at 2099-01-01T00:00:00Z is in the future", id="future"),
-        pytest.param(("--at", "2026-02-30"), "--at must be an RFC3339 time or a day such as 2026-09-01, got '2026-02-30'",
-                     id="no-such-day"),
+        pytest.param(
+            ("--at", "2026-02-30"),
+            "--at must be an RFC3339 time or a day such as 2026-09-01, got '2026-02-30'",
+            id="no-such-day",
+        ),
         pytest.param(("--at", "last tuesday"), "--at must be an RFC3339 time or a day", id="malformed-instant"),
         pytest.param(("--kind", "rumour"), 'kind must be "fact" or "preference"', id="kind"),
         pytest.param(("--source", "gossip"), "source must be", id="source"),
-        pytest.param(("--evidence", "x" * 3000), "evidence must be UTF-8 of at most 2048 bytes", id="evidence-too-long"),
+        pytest.param(
+            ("--evidence", "x" * 3000), "evidence must be UTF-8 of at most 2048 bytes", id="evidence-too-long"
+        ),
         pytest.param(("--replaces", "prefers_editor"), "--replaces takes PREDICATE=VALUE", id="replaces-shape"),
         pytest.param(("--cardinality", "many"), "cardinality must be single or multi", id="cardinality"),
     ],

@@ -205,8 +205,21 @@ def test_redefine_excludes_and_description(coding):
 
 
 def test_enum_narrowed(coding):
-    coding.ok("define", "tier", "--cardinality", "single", "--type", "enum",
-              "--allowed", "free", "--allowed", "pro", "--allowed", "team", "--apply")
+    coding.ok(
+        "define",
+        "tier",
+        "--cardinality",
+        "single",
+        "--type",
+        "enum",
+        "--allowed",
+        "free",
+        "--allowed",
+        "pro",
+        "--allowed",
+        "team",
+        "--apply",
+    )
     coding.ok("remember", "acme", "tier", "team")
     data = coding.ok("redefine", "tier", "--allowed", "free", "--allowed", "Pro", "--allowed", "enterprise")
     assert flags(data) == ["enum_narrowed"]
@@ -277,12 +290,24 @@ def test_define_then_remember(coding):
     assert data["plan"]["ops"][0]["op"] == "declare"
     assert data["plan"]["ops"][0]["definition"]["value_type"] == "number"
     assert data["impact"]["answers_changed"] == 0
-    applied = coding.ok("define", "budget", "--cardinality", "single", "--type", "number", "--description", "Euros.",
-                        "--apply")
+    applied = coding.ok(
+        "define", "budget", "--cardinality", "single", "--type", "number", "--description", "Euros.", "--apply"
+    )
     assert_applied_as_previewed(coding, applied, pos)
     assert coding.ok("remember", "ana", "budget", "8000")["stored"]["value"] == 8000
-    coding.ok("define", "tier", "--cardinality", "single", "--type", "enum", "--allowed", "free", "--allowed", "pro",
-              "--apply")
+    coding.ok(
+        "define",
+        "tier",
+        "--cardinality",
+        "single",
+        "--type",
+        "enum",
+        "--allowed",
+        "free",
+        "--allowed",
+        "pro",
+        "--apply",
+    )
     assert coding.fail("remember", "ana", "tier", "gold")["code"] == "invalid_input"
 
 
@@ -294,9 +319,14 @@ def test_promote_listed_notes(coding):
     assert position(coding) == pos
     assert change(data, "u1", "prefers_shell")["after"] == ["fish"]
     assert change(data, "u2", "prefers_shell")["after"] == ["zsh"]
-    assert change(data, "u1", "note") == {**change(data, "u1", "note"), "before": ["I use fish as my shell"], "after": []}
-    applied = coding.ok("promote", "prefers_shell", "--note", f"{n1['event_id']}=fish", "--note",
-                        f"{n2['event_id']}=zsh", "--apply")
+    assert change(data, "u1", "note") == {
+        **change(data, "u1", "note"),
+        "before": ["I use fish as my shell"],
+        "after": [],
+    }
+    applied = coding.ok(
+        "promote", "prefers_shell", "--note", f"{n1['event_id']}=fish", "--note", f"{n2['event_id']}=zsh", "--apply"
+    )
     assert_applied_as_previewed(coding, applied, pos)
     belief = coding.ok("recall", "u1", "prefers_shell")["beliefs"][0]
     assert belief["observed_at"] == "2026-03-01T00:00:00Z"  # at the note's own instant
@@ -317,8 +347,21 @@ def test_revert_of_a_promote_makes_them_notes_again(coding):
 
 
 def test_promote_match_reports_notes_that_do_not_parse(coding):
-    coding.ok("define", "shell_family", "--cardinality", "single", "--type", "enum",
-              "--allowed", "fish", "--allowed", "zsh", "--allowed", "bash", "--apply")
+    coding.ok(
+        "define",
+        "shell_family",
+        "--cardinality",
+        "single",
+        "--type",
+        "enum",
+        "--allowed",
+        "fish",
+        "--allowed",
+        "zsh",
+        "--allowed",
+        "bash",
+        "--apply",
+    )
     remember(coding, "u1", "note", "I use fish as my shell", "2026-03-01")
     remember(coding, "u2", "note", "I use tcsh as my shell", "2026-03-02")
     remember(coding, "u3", "note", "I use Zsh as my shell", "2026-03-03")
@@ -343,8 +386,11 @@ def test_promote_match_into_string_predicate_and_subject_filter(coding):
     remember(coding, "u1", "note", "I use fish as my shell", "2026-03-01")
     remember(coding, "u2", "note", "I use zsh as my shell", "2026-03-02")
     data = coding.ok("promote", "prefers_shell", "--match", r"use (\w+) as my shell", "--subject", "U2")
-    assert [(c["subject"], c["predicate"], c["after"]) for c in data["impact"]["changes"]
-            if c["predicate"] == "prefers_shell"] == [("u2", "prefers_shell", ["zsh"])]
+    assert [
+        (c["subject"], c["predicate"], c["after"])
+        for c in data["impact"]["changes"]
+        if c["predicate"] == "prefers_shell"
+    ] == [("u2", "prefers_shell", ["zsh"])]
     pos = position(coding)
     applied = coding.ok("promote", "prefers_shell", "--match", r"use (\w+) as my shell", "--apply")
     assert_applied_as_previewed(coding, applied, pos)
@@ -513,7 +559,9 @@ def test_registry_load_previews_what_the_file_changes(editors, tmp_path):
     assert err["code"] == "invalid_plan" and "declares nothing new" in err["message"]
     # loading the starter again declares back only what differs from it
     back = editors.ok("registry", "load", "coding")
-    assert [(op["name"], op["definition"]["cardinality"]) for op in back["plan"]["ops"]] == [("prefers_editor", "single")]
+    assert [(op["name"], op["definition"]["cardinality"]) for op in back["plan"]["ops"]] == [
+        ("prefers_editor", "single")
+    ]
 
 
 def test_registry_load_refuses_a_change_of_value_class(editors, tmp_path):
@@ -576,7 +624,9 @@ def test_define_errors(coding):
     assert "already exists" in coding.fail("define", "likes", "--cardinality", "multi", "--type", "string")["message"]
     err = coding.fail("define", "tier", "--cardinality", "single", "--type", "enum")
     assert "must list its allowed values" in err["message"]
-    assert "want string, number" in coding.fail("define", "x_y", "--cardinality", "single", "--type", "colour")["message"]
+    assert (
+        "want string, number" in coding.fail("define", "x_y", "--cardinality", "single", "--type", "colour")["message"]
+    )
 
 
 def test_promote_errors(coding):
@@ -627,8 +677,12 @@ def test_read_only_store_previews_but_refuses_apply(tech):
 def _big_registry(n: int) -> str:
     lines = ["registry: big", "description: Many predicates, to make one plan long.", "predicates:"]
     for i in range(n):
-        lines += [f"  p{i:05d}_thing:", "    cardinality: single", "    value_type: string",
-                  f"    description: Thing number {i}."]
+        lines += [
+            f"  p{i:05d}_thing:",
+            "    cardinality: single",
+            "    value_type: string",
+            f"    description: Thing number {i}.",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -675,7 +729,10 @@ def test_sigkill_during_apply_leaves_all_or_none(coding, tmp_path):
     def spawn(url: str, *pre: str) -> subprocess.Popen:
         return subprocess.Popen(
             [sys.executable, *pre, "--store", url, "--json", "apply", str(plan_file)],
-            env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
 
     # 1. killed inside the transaction, after every row of the plan is inserted: none lands

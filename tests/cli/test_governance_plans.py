@@ -44,17 +44,27 @@ def reseal(path, edit) -> None:
 def _id(raw) -> str:
     from recall_admin.plans import Plan, record_from_json
 
-    p = Plan(raw["kind"], "", raw["collection"], raw.get("operator", ""), raw["based_on"]["position"],
-             raw["based_on"]["registry_digest"],
-             tuple(replace(record_from_json(o), plan="") for o in raw["ops"]),
-             tuple(decode_event(e) for e in raw["statements"]), raw["at"], tuple(raw["scope"]),
-             store=raw["based_on"].get("store", ""), names_digest=raw["based_on"].get("names_digest", ""))
+    p = Plan(
+        raw["kind"],
+        "",
+        raw["collection"],
+        raw.get("operator", ""),
+        raw["based_on"]["position"],
+        raw["based_on"]["registry_digest"],
+        tuple(replace(record_from_json(o), plan="") for o in raw["ops"]),
+        tuple(decode_event(e) for e in raw["statements"]),
+        raw["at"],
+        tuple(raw["scope"]),
+        store=raw["based_on"].get("store", ""),
+        names_digest=raw["based_on"].get("names_digest", ""),
+    )
     return p.sealed().id
 
 
 def _set_definition(field, value):
     def edit(raw):
         raw["ops"][0]["definition"][field] = value
+
     return edit
 
 
@@ -82,11 +92,14 @@ def _agent_statement(raw):
     raw["statements"][0] = make_event(e.subject, e.predicate, e.value, e.observed_at, source="user_stated").to_json()
 
 
-@pytest.mark.parametrize("edit, expect", [
-    (_set_definition("value_type", "number"), "stored value class of likes"),
-    (_operator, "not its planner"),
-    (_future, "not a time it could have been planned at"),
-])
+@pytest.mark.parametrize(
+    "edit, expect",
+    [
+        (_set_definition("value_type", "number"), "stored value class of likes"),
+        (_operator, "not its planner"),
+        (_future, "not a time it could have been planned at"),
+    ],
+)
 def test_a_resealed_registry_plan_is_refused(store_cli, tmp_path, edit, expect):
     f = tmp_path / "p.json"
     store_cli.ok("--operator", "ana", "redefine", "likes", "--description", "Liked things.", "--plan-out", str(f))
@@ -97,11 +110,14 @@ def test_a_resealed_registry_plan_is_refused(store_cli, tmp_path, edit, expect):
     assert position(store_cli) == pos
 
 
-@pytest.mark.parametrize("edit, expect", [
-    (_number_statement, "not a string of"),
-    (_unknown_statement, "'no_such_thing', which is not registered"),
-    (_agent_statement, "is not an operator statement"),
-])
+@pytest.mark.parametrize(
+    "edit, expect",
+    [
+        (_number_statement, "not a string of"),
+        (_unknown_statement, "'no_such_thing', which is not registered"),
+        (_agent_statement, "is not an operator statement"),
+    ],
+)
 def test_a_resealed_confirm_plan_is_refused(store_cli, tmp_path, edit, expect):
     f = tmp_path / "c.json"
     conflict = store_cli.ok("conflicts", "list")["conflicts"][0]["id"]
@@ -128,6 +144,7 @@ def test_changed_records_of_its_names_stale_a_plan_at_the_same_position(store_cl
 
     def edit(raw):
         raw["based_on"]["names_digest"] = "sha256:" + "0" * 64
+
     reseal(f, edit)
     assert json.loads(f.read_text())["based_on"]["position"] == position(store_cli)
     err = store_cli.fail("apply", str(f))
@@ -156,10 +173,13 @@ def test_confirm_preview_tells_the_provenance_change_and_shows_values_not_keys(s
     assert "s:coffee" not in human.stdout and "restated by the operator" in human.stdout
 
 
-@pytest.mark.parametrize("args", [
-    ("redefine", "likes", "--description", "Liked things."),
-    ("merge", "prefers_language", "likes"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("redefine", "likes", "--description", "Liked things."),
+        ("merge", "prefers_language", "likes"),
+    ],
+)
 def test_a_preview_and_its_apply_run_show_one_plan_id(store_cli, args):
     preview = store_cli.ok(*args)
     applied = store_cli.ok(*args, "--apply")

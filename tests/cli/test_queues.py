@@ -89,7 +89,9 @@ def test_exclude_previews_every_subject_then_settles_the_group(demo: Cli):
     changed = {(c["subject"], c["predicate"]) for c in pv["impact"]["changes"]}
     assert {("alice", "likes"), ("bob", "likes"), ("carol", "likes")} <= changed
     assert len(pv["impact"]["conflicts_resolved"]) == 3
-    assert any(r["flag"] == "whole_log" for r in pv["risks"]) and not any(r["flag"] == "retroactive" for r in pv["risks"])
+    assert any(r["flag"] == "whole_log" for r in pv["risks"]) and not any(
+        r["flag"] == "retroactive" for r in pv["risks"]
+    )
     r = demo.run("conflicts", "exclude", gid, "--detailed-exitcode")
     assert r.exit_code == 2
     applied = demo.ok("--operator", "ana", "conflicts", "exclude", gid, "--apply")
@@ -207,8 +209,12 @@ def test_inbox_and_suggestion_merge_editor_preference_into_prefers_editor(demo: 
     assert "declared" in c["suggestion"]["reason"]
     assert c["suggestion"]["commands"] == ["recall-admin merge editor_preference prefers_editor"]
     pv = demo.ok("vocab", "merge", c["id"])
-    assert pv["plan"]["ops"][0] == {**pv["plan"]["ops"][0], "op": "merge", "name": "editor_preference",
-                                    "into": "prefers_editor"}
+    assert pv["plan"]["ops"][0] == {
+        **pv["plan"]["ops"][0],
+        "op": "merge",
+        "name": "editor_preference",
+        "into": "prefers_editor",
+    }
     changed = {(x["subject"], x["predicate"], tuple(x["after"])) for x in pv["impact"]["changes"]}
     assert ("alice", "prefers_editor", ("helix",)) in changed
     demo.ok("vocab", "merge", c["id"], "--apply")
@@ -303,8 +309,20 @@ def test_promote_with_the_suggested_regex_reports_each_note(demo: Cli):
 def test_promote_into_a_predicate_defined_in_the_same_plan(demo: Cli):
     notes = demo.ok("notes", "list", "--match", "code first")["notes"]
     eid = notes[0]["event_id"]
-    pv = demo.ok("notes", "promote", "answer_order", "--note", f"{eid}=code first", "--define",
-                 "--cardinality", "single", "--type", "string", "--description", "How answers should be ordered")
+    pv = demo.ok(
+        "notes",
+        "promote",
+        "answer_order",
+        "--note",
+        f"{eid}=code first",
+        "--define",
+        "--cardinality",
+        "single",
+        "--type",
+        "string",
+        "--description",
+        "How answers should be ordered",
+    )
     assert [o["op"] for o in pv["plan"]["ops"]] == ["declare", "promote"]
     demo.ok("notes", "promote", "answer_order", "--note", f"{eid}=code first", "--define", "--apply")
     assert values(demo.ok("recall", "user", "answer_order")) == ["code first"]
@@ -357,8 +375,12 @@ def test_queue_services_agree_on_both_backends(backend):
 
 def test_a_common_word_does_not_join_two_kinds_of_note(coding: Cli):
     for who, text in {
-        "ana": "I use fish as my shell", "ben": "I use zsh as my shell", "cy": "my shell is bash",
-        "di": "I use React at work", "ed": "I use Django at work", "fy": "I use Vue at work",
+        "ana": "I use fish as my shell",
+        "ben": "I use zsh as my shell",
+        "cy": "my shell is bash",
+        "di": "I use React at work",
+        "ed": "I use Django at work",
+        "fy": "I use Vue at work",
     }.items():
         coding.ok("remember", who, "note", text)
     clusters = coding.ok("notes", "clusters")["clusters"]
@@ -416,11 +438,14 @@ def test_confirm_statement_carries_the_operator_and_reason(coding: Cli):
 
 def test_registry_log_filters_and_shows_reason_and_applier(coding: Cli, tmp_path):
     f = str(tmp_path / "p.json")
-    p = coding.ok("--operator", "bo", "redefine", "likes", "--description", "Liked.", "--reason", "clearer",
-                  "--plan-out", f)
+    p = coding.ok(
+        "--operator", "bo", "redefine", "likes", "--description", "Liked.", "--reason", "clearer", "--plan-out", f
+    )
     coding.ok("--operator", "cy", "apply", f)
     log = coding.ok("registry", "log", "--name", "likes", "--op", "redefine")["changes"]
-    assert [(c["op"], c["operator"], c["applied_by"], c["reason"]) for c in log] == [("redefine", "bo", "cy", "clearer")]
+    assert [(c["op"], c["operator"], c["applied_by"], c["reason"]) for c in log] == [
+        ("redefine", "bo", "cy", "clearer")
+    ]
     assert coding.ok("registry", "log", "--operator", "cy")["changes"][-1]["plan"] == p["plan"]["id"]
     assert len(coding.ok("registry", "log", "--limit", "2")["changes"]) == 2
     assert coding.ok("registry", "log", "--since", "2100-01-01")["changes"] == []

@@ -42,8 +42,16 @@ def test_the_typed_session_answers_as_the_seed_says(pa: Cli):
     assert b["replaced"][0]["event_id"] == likes_event and b["replaced"][0]["observed_at"]
 
     pa.ok("remember", "user", "goal", "run a marathon")
-    r = pa.ok("remember", "user", "did", "run a marathon", "--replaces", "goal=run a marathon",
-              "--replaces", "goal=learn piano")
+    r = pa.ok(
+        "remember",
+        "user",
+        "did",
+        "run a marathon",
+        "--replaces",
+        "goal=run a marathon",
+        "--replaces",
+        "goal=learn piano",
+    )
     assert [(b["predicate"], b["value"]) for b in r["displaced"]] == [("goal", "run a marathon")]
     assert [(u["predicate"], u["value"]) for u in r["unreplaced"]] == [("goal", "learn piano")]
     [b] = pa.ok("recall", "user", "did")["beliefs"]
@@ -98,7 +106,9 @@ def test_an_exclusion_added_later_covers_the_old_log_and_removing_it_restores(pa
     changes = {c["predicate"]: c for c in preview["impact"]["changes"]}
     assert (changes["enjoys"]["before"], changes["enjoys"]["after"]) == (["mangoes"], [])
     assert changes["enjoys"]["history_changed"] is True
-    assert [(p["predicate"], p["value"]) for p in changes["hates"]["replaced_changes"][0]["after"]] == [("enjoys", "mangoes")]
+    assert [(p["predicate"], p["value"]) for p in changes["hates"]["replaced_changes"][0]["after"]] == [
+        ("enjoys", "mangoes")
+    ]
     pa.ok("redefine", "hates", "--excludes", "enjoys", "--apply")
     assert pa.ok("recall", "user", "enjoys")["beliefs"] == []
     assert pa.ok("recall", "user", "enjoys", "--as-of", "2026-09-12")["beliefs"] == []
@@ -125,7 +135,11 @@ def test_a_promoted_note_stays_in_the_notes_history(pa: Cli):
     [step] = pa.ok("history", "user", "note")["steps"]
     assert (step["action"], step["event_id"], step["before"], step["after"]) == ("promoted_to", note, [], [])
     assert step["promoted_to"]["text"] == f"promoted to shell = 'fish' by plan {plan}"
-    assert (step["promoted_to"]["predicate"], step["promoted_to"]["value"], step["promoted_to"]["plan"]) == ("shell", "fish", plan)
+    assert (step["promoted_to"]["predicate"], step["promoted_to"]["value"], step["promoted_to"]["plan"]) == (
+        "shell",
+        "fish",
+        plan,
+    )
     out = pa.run("history", "user", "note", json_mode=False).stdout
     assert f"promoted to shell = 'fish' by plan {plan}" in " ".join(out.split())
     assert pa.ok("recall", "user", "note")["beliefs"] == []
@@ -165,7 +179,9 @@ def test_an_import_that_would_overfill_a_pair_is_refused_before_any_row(pa: Cli,
     count = pa.ok("collections")["collections"][0]["events"]
     err = pa.fail("import", str(path))
     assert err["code"] == "limit_exceeded"
-    assert "the pair user/likes 4 events (2 stored, 2 new)" in err["message"] and "nothing was imported" in err["message"]
+    assert (
+        "the pair user/likes 4 events (2 stored, 2 new)" in err["message"] and "nothing was imported" in err["message"]
+    )
     assert pa.ok("collections")["collections"][0]["events"] == count  # not one row, bob's neither
     path.write_text(exported + lines(other, extra[0]), encoding="utf-8")
     assert pa.ok("import", str(path))["imported"] == 2  # exactly at the cap: fine

@@ -17,12 +17,15 @@ def test_plan_out_into_a_missing_folder_is_invalid_input(coding, tmp_path):
     target = tmp_path / "no-such-folder" / "p.json"
     err = coding.fail("define", "shell_used", "--cardinality", "single", "--type", "string", "--plan-out", str(target))
     assert err["code"] == "invalid_input"
-    assert err["message"] == (f"cannot write the plan to {str(target)!r}: the folder "
-                              f"{str(target.parent)!r} does not exist")
+    assert err["message"] == (
+        f"cannot write the plan to {str(target)!r}: the folder {str(target.parent)!r} does not exist"
+    )
 
 
 def test_plan_out_onto_a_folder_is_invalid_input(coding, tmp_path):
-    err = coding.fail("define", "shell_used", "--cardinality", "single", "--type", "string", "--plan-out", str(tmp_path))
+    err = coding.fail(
+        "define", "shell_used", "--cardinality", "single", "--type", "string", "--plan-out", str(tmp_path)
+    )
     assert err["code"] == "invalid_input" and "it is a folder" in err["message"]
 
 
@@ -38,15 +41,19 @@ def test_apply_on_a_folder_is_invalid_input(coding, tmp_path):
     assert err == {"code": "invalid_input", "message": f"{str(tmp_path)!r} is a folder, not a plan file"}
 
 
-@pytest.mark.parametrize("operator, message", [
-    ("", "--operator must not be blank (leave it out to use the login name)"),
-    ("   ", "--operator must not be blank (leave it out to use the login name)"),
-    ("x" * 65, "--operator is at most 64 characters, got 65"),
-    ("ana\x1b[2J", "--operator holds a control or invisible character: 'ana\\\\x1b[2J'"),
-])
+@pytest.mark.parametrize(
+    "operator, message",
+    [
+        ("", "--operator must not be blank (leave it out to use the login name)"),
+        ("   ", "--operator must not be blank (leave it out to use the login name)"),
+        ("x" * 65, "--operator is at most 64 characters, got 65"),
+        ("ana\x1b[2J", "--operator holds a control or invisible character: 'ana\\\\x1b[2J'"),
+    ],
+)
 def test_a_bad_operator_is_refused(coding, operator, message):
-    err = coding.fail("--operator", operator, "define", "shell_used", "--cardinality", "single", "--type", "string",
-                      "--apply")
+    err = coding.fail(
+        "--operator", operator, "define", "shell_used", "--cardinality", "single", "--type", "string", "--apply"
+    )
     assert err == {"code": "invalid_input", "message": message}
     assert "shell_used" not in {p["name"] for p in coding.ok("registry", "list")["predicates"]}
 

@@ -70,8 +70,19 @@ def test_notes_and_conflicts(coding):
 
 def test_registry_log_list_and_a_plan_preview(cli: Cli):
     cli.ok("--operator", "ana", "init", "--registry", "coding")
-    cli.ok("define", "shell_used", "--cardinality", "single", "--type", "string",
-           "--description", "The shell " + TITLE, "--reason", CLEAR, "--apply")
+    cli.ok(
+        "define",
+        "shell_used",
+        "--cardinality",
+        "single",
+        "--type",
+        "string",
+        "--description",
+        "The shell " + TITLE,
+        "--reason",
+        CLEAR,
+        "--apply",
+    )
     assert "\\x1b]0;PWNED" in human(cli, "registry", "show", "shell_used")
     human(cli, "registry", "log")
     human(cli, "registry", "list")

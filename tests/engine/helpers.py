@@ -7,7 +7,7 @@ id is the derived one.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from recall_engine.fold import attach_elsewhere, fold
 from recall_engine.history import history
@@ -35,10 +35,10 @@ def at(when: int | str) -> int:
 # --- statement events ---------------------------------------------------------
 
 
-def say(predicate: str, value, when, subject: str = SUBJECT, *, replaces: Iterable[tuple[str, object]] = (), **kw) -> Event:
-    return make_event(
-        subject, predicate, value, at(when), replaces=tuple(Replace(p, v) for p, v in replaces), **kw
-    )
+def say(
+    predicate: str, value, when, subject: str = SUBJECT, *, replaces: Iterable[tuple[str, object]] = (), **kw
+) -> Event:
+    return make_event(subject, predicate, value, at(when), replaces=tuple(Replace(p, v) for p, v in replaces), **kw)
 
 
 def retract(predicate: str, value, when, subject: str = SUBJECT, **kw) -> Event:
@@ -83,9 +83,9 @@ def split(name: str, when, cardinality: str = "single", **kw) -> Event:
 
 
 def promote(name: str, when, *notes: tuple[Event, object]) -> Event:
-    return RegistryRecord(
-        "promote", name, notes=tuple(Promotion(e.id, e.subject, v) for e, v in notes)
-    ).to_event(at(when))
+    return RegistryRecord("promote", name, notes=tuple(Promotion(e.id, e.subject, v) for e, v in notes)).to_event(
+        at(when)
+    )
 
 
 def timeline(*records: Event) -> Timeline:

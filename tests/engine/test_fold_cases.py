@@ -15,8 +15,8 @@ import pytest
 
 from recall_engine.fold import attach_elsewhere, fold
 from recall_engine.history import history
-from recall_engine.timeline import Timeline
 from recall_engine.records import Event, Replace, make_event
+from recall_engine.timeline import Timeline
 
 from .helpers import (
     NOW,
@@ -57,259 +57,573 @@ LIKES = [
 
 CASES = [
     # --- single / multi -----------------------------------------------------------
-    Case("single-newest-wins", "editor", EDITOR,
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-20")],
-         [("09-10", ["vim"]), ("09-20", ["emacs"]), ("2027-01-01", ["emacs"])]),
-    Case("single-ignores-log-order", "editor", EDITOR,
-         [say("editor", "emacs", "09-20"), say("editor", "vim", "09-01")],
-         [("2027-01-01", ["emacs"])]),
-    Case("multi-accumulates-in-first-assertion-order", "languages", LANGS,
-         [say("languages", "python", "09-01"), say("languages", "go", "09-02"), say("languages", "python", "09-03")],
-         [("09-02", ["python", "go"]), ("09-03", ["python", "go"])]),
-    Case("multi-targeted-retraction-removes-one", "languages", LANGS,
-         [say("languages", "python", "09-01"), say("languages", "go", "09-02"), retract("languages", "python", "09-03")],
-         [("09-03", ["go"])]),
-    Case("multi-blanket-clears-then-starts-afresh", "languages", LANGS,
-         [say("languages", "python", "09-01"), say("languages", "go", "09-02"),
-          retract_all("languages", "09-03"), say("languages", "rust", "09-04")],
-         [("09-03", []), ("09-04", ["rust"])]),
-    Case("unknown-predicate-is-single", "editor", [],
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02")],
-         [("09-02", ["emacs"])]),
+    Case(
+        "single-newest-wins",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01"), say("editor", "emacs", "09-20")],
+        [("09-10", ["vim"]), ("09-20", ["emacs"]), ("2027-01-01", ["emacs"])],
+    ),
+    Case(
+        "single-ignores-log-order",
+        "editor",
+        EDITOR,
+        [say("editor", "emacs", "09-20"), say("editor", "vim", "09-01")],
+        [("2027-01-01", ["emacs"])],
+    ),
+    Case(
+        "multi-accumulates-in-first-assertion-order",
+        "languages",
+        LANGS,
+        [say("languages", "python", "09-01"), say("languages", "go", "09-02"), say("languages", "python", "09-03")],
+        [("09-02", ["python", "go"]), ("09-03", ["python", "go"])],
+    ),
+    Case(
+        "multi-targeted-retraction-removes-one",
+        "languages",
+        LANGS,
+        [say("languages", "python", "09-01"), say("languages", "go", "09-02"), retract("languages", "python", "09-03")],
+        [("09-03", ["go"])],
+    ),
+    Case(
+        "multi-blanket-clears-then-starts-afresh",
+        "languages",
+        LANGS,
+        [
+            say("languages", "python", "09-01"),
+            say("languages", "go", "09-02"),
+            retract_all("languages", "09-03"),
+            say("languages", "rust", "09-04"),
+        ],
+        [("09-03", []), ("09-04", ["rust"])],
+    ),
+    Case(
+        "unknown-predicate-is-single",
+        "editor",
+        [],
+        [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02")],
+        [("09-02", ["emacs"])],
+    ),
     # --- retractions --------------------------------------------------------------
-    Case("retract-old-value-leaves-current", "editor", EDITOR,
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02"), retract("editor", "vim", "09-03")],
-         [("09-03", ["emacs"])]),
-    Case("retract-current-never-revives", "editor", EDITOR,
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02"), retract("editor", "emacs", "09-03")],
-         [("09-02", ["emacs"]), ("09-03", [])]),
-    Case("retract-is-case-insensitive", "editor", EDITOR,
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02"), retract("editor", "EMACS", "09-03")],
-         [("09-03", [])]),
-    Case("retract-unknown-value-changes-nothing", "editor", EDITOR,
-         [say("editor", "vim", "09-01"), retract("editor", "nano", "09-03")],
-         [("09-03", ["vim"])]),
-    Case("blanket-retraction-on-single", "editor", EDITOR,
-         [say("editor", "vim", "09-01"), retract_all("editor", "09-02")],
-         [("09-01", ["vim"]), ("09-02", [])]),
-    Case("reassert-after-retraction", "editor", EDITOR,
-         [say("editor", "vim", "09-01"), retract("editor", "vim", "09-02"), say("editor", "vim", "09-03")],
-         [("09-02", []), ("09-03", ["vim"])]),
-    Case("retraction-before-assertion-in-time-does-nothing", "editor", EDITOR,
-         [retract("editor", "vim", "09-01"), say("editor", "vim", "09-02")],
-         [("09-02", ["vim"])]),
+    Case(
+        "retract-old-value-leaves-current",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02"), retract("editor", "vim", "09-03")],
+        [("09-03", ["emacs"])],
+    ),
+    Case(
+        "retract-current-never-revives",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02"), retract("editor", "emacs", "09-03")],
+        [("09-02", ["emacs"]), ("09-03", [])],
+    ),
+    Case(
+        "retract-is-case-insensitive",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02"), retract("editor", "EMACS", "09-03")],
+        [("09-03", [])],
+    ),
+    Case(
+        "retract-unknown-value-changes-nothing",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01"), retract("editor", "nano", "09-03")],
+        [("09-03", ["vim"])],
+    ),
+    Case(
+        "blanket-retraction-on-single",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01"), retract_all("editor", "09-02")],
+        [("09-01", ["vim"]), ("09-02", [])],
+    ),
+    Case(
+        "reassert-after-retraction",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01"), retract("editor", "vim", "09-02"), say("editor", "vim", "09-03")],
+        [("09-02", []), ("09-03", ["vim"])],
+    ),
+    Case(
+        "retraction-before-assertion-in-time-does-nothing",
+        "editor",
+        EDITOR,
+        [retract("editor", "vim", "09-01"), say("editor", "vim", "09-02")],
+        [("09-02", ["vim"])],
+    ),
     # --- value identity -----------------------------------------------------------
-    Case("case-insensitive-identity-one-belief", "languages", LANGS,
-         [say("languages", "Python", "09-01"), say("languages", "go", "09-02"), say("languages", "PYTHON", "09-03")],
-         [("09-03", ["PYTHON", "go"])]),
-    Case("numbers-8000-and-8000.0-are-one", "budget", [declare("budget", "01-01", "multi", value_type="number")],
-         [say("budget", 8000, "09-01"), say("budget", 8000.0, "09-02")],
-         [("09-02", [8000.0])]),
-    Case("string-and-number-differ", "tags", [declare("tags", "01-01", "multi")],
-         [say("tags", "1", "09-01"), say("tags", 1, "09-02"), say("tags", True, "09-03")],
-         [("09-03", ["1", 1, True])]),
+    Case(
+        "case-insensitive-identity-one-belief",
+        "languages",
+        LANGS,
+        [say("languages", "Python", "09-01"), say("languages", "go", "09-02"), say("languages", "PYTHON", "09-03")],
+        [("09-03", ["PYTHON", "go"])],
+    ),
+    Case(
+        "numbers-8000-and-8000.0-are-one",
+        "budget",
+        [declare("budget", "01-01", "multi", value_type="number")],
+        [say("budget", 8000, "09-01"), say("budget", 8000.0, "09-02")],
+        [("09-02", [8000.0])],
+    ),
+    Case(
+        "string-and-number-differ",
+        "tags",
+        [declare("tags", "01-01", "multi")],
+        [say("tags", "1", "09-01"), say("tags", 1, "09-02"), say("tags", True, "09-03")],
+        [("09-03", ["1", 1, True])],
+    ),
     # --- as-of boundaries ---------------------------------------------------------
-    Case("as-of-before-first-event-is-nothing", "editor", EDITOR,
-         [say("editor", "vim", "09-01")],
-         [("08-31", []), ("2026-08-31T23:59:59.999999999Z", []), ("09-01", ["vim"])]),
-    Case("as-of-nanosecond-boundaries", "editor", EDITOR,
-         [say("editor", "vim", "2026-09-01T10:00:00.000000001Z"), say("editor", "emacs", "2026-09-01T10:00:00.000000002Z")],
-         [("2026-09-01T10:00:00Z", []), ("2026-09-01T10:00:00.000000001Z", ["vim"]),
-          ("2026-09-01T10:00:00.000000002Z", ["emacs"])]),
+    Case(
+        "as-of-before-first-event-is-nothing",
+        "editor",
+        EDITOR,
+        [say("editor", "vim", "09-01")],
+        [("08-31", []), ("2026-08-31T23:59:59.999999999Z", []), ("09-01", ["vim"])],
+    ),
+    Case(
+        "as-of-nanosecond-boundaries",
+        "editor",
+        EDITOR,
+        [
+            say("editor", "vim", "2026-09-01T10:00:00.000000001Z"),
+            say("editor", "emacs", "2026-09-01T10:00:00.000000002Z"),
+        ],
+        [
+            ("2026-09-01T10:00:00Z", []),
+            ("2026-09-01T10:00:00.000000001Z", ["vim"]),
+            ("2026-09-01T10:00:00.000000002Z", ["emacs"]),
+        ],
+    ),
     # --- cardinality as of each event ---------------------------------------------
-    Case("cardinality-read-as-of-each-event", "editor",
-         [declare("editor", "01-01"), redefine("editor", "09-10", "multi"), redefine("editor", "09-20", "single")],
-         [say("editor", "a", "09-01"), say("editor", "b", "09-05"), say("editor", "c", "09-12"),
-          say("editor", "d", "09-15"), say("editor", "e", "09-25")],
-         [("09-05", ["b"]), ("09-12", ["b", "c"]), ("09-15", ["b", "c", "d"]), ("09-24", ["b", "c", "d"]),
-          ("09-25", ["e"])]),
-    Case("definition-at-the-events-instant-governs-it", "editor",
-         [declare("editor", "01-01"), redefine("editor", "09-10", "multi")],
-         [say("editor", "a", "09-01"), say("editor", "b", "09-10")],
-         [("09-10", ["a", "b"])]),
-    Case("first-definition-governs-older-events", "languages",
-         [declare("languages", "10-01", "multi")],
-         [say("languages", "python", "09-01"), say("languages", "go", "09-02")],
-         [("09-02", ["python", "go"])]),
-    Case("single-to-multi-keeps-past-answers", "editor",
-         [declare("editor", "01-01"), redefine("editor", "09-15", "multi")],
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-10"), say("editor", "helix", "09-20")],
-         [("09-12", ["emacs"]), ("09-16", ["emacs"]), ("09-20", ["emacs", "helix"])]),
-    Case("multi-to-single-keeps-held-until-next-assertion", "languages",
-         [declare("languages", "01-01", "multi"), redefine("languages", "09-15", "single")],
-         [say("languages", "python", "09-01"), say("languages", "go", "09-10"), say("languages", "rust", "09-20")],
-         [("09-16", ["python", "go"]), ("09-20", ["rust"])]),
-    Case("retroactive-redefine-restores-hidden-values", "allergy",
-         [define("allergy", "01-01"), redefine("allergy", "10-01", "multi", retroactive=True)],
-         [say("allergy", "peanuts", "09-01"), say("allergy", "shellfish", "09-02")],
-         [("09-01", ["peanuts"]), ("09-02", ["peanuts", "shellfish"]), ("10-02", ["peanuts", "shellfish"])]),
-    Case("later-ordinary-definition-takes-over-from-its-instant", "allergy",
-         [define("allergy", "01-01"), redefine("allergy", "10-01", "multi", retroactive=True),
-          redefine("allergy", "10-15", "single")],
-         [say("allergy", "peanuts", "09-01"), say("allergy", "shellfish", "09-02"), say("allergy", "latex", "10-20")],
-         [("09-02", ["peanuts", "shellfish"]), ("10-16", ["peanuts", "shellfish"]), ("10-20", ["latex"])]),
-    Case("later-retroactive-wins-over-earlier-retroactive", "allergy",
-         [define("allergy", "01-01"), redefine("allergy", "10-01", "multi", retroactive=True),
-          redefine("allergy", "10-05", "single", retroactive=True)],
-         [say("allergy", "peanuts", "09-01"), say("allergy", "shellfish", "09-02")],
-         [("09-02", ["shellfish"])]),
-    Case("first-define-wins", "editor",
-         [define("editor", "01-01", "single"), define("editor", "02-01", "multi")],
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02")],
-         [("09-02", ["emacs"])]),
-    Case("define-after-declare-is-ignored", "languages",
-         [declare("languages", "01-01", "multi"), define("languages", "02-01", "single")],
-         [say("languages", "python", "09-01"), say("languages", "go", "09-02")],
-         [("09-02", ["python", "go"])]),
+    Case(
+        "cardinality-read-as-of-each-event",
+        "editor",
+        [declare("editor", "01-01"), redefine("editor", "09-10", "multi"), redefine("editor", "09-20", "single")],
+        [
+            say("editor", "a", "09-01"),
+            say("editor", "b", "09-05"),
+            say("editor", "c", "09-12"),
+            say("editor", "d", "09-15"),
+            say("editor", "e", "09-25"),
+        ],
+        [
+            ("09-05", ["b"]),
+            ("09-12", ["b", "c"]),
+            ("09-15", ["b", "c", "d"]),
+            ("09-24", ["b", "c", "d"]),
+            ("09-25", ["e"]),
+        ],
+    ),
+    Case(
+        "definition-at-the-events-instant-governs-it",
+        "editor",
+        [declare("editor", "01-01"), redefine("editor", "09-10", "multi")],
+        [say("editor", "a", "09-01"), say("editor", "b", "09-10")],
+        [("09-10", ["a", "b"])],
+    ),
+    Case(
+        "first-definition-governs-older-events",
+        "languages",
+        [declare("languages", "10-01", "multi")],
+        [say("languages", "python", "09-01"), say("languages", "go", "09-02")],
+        [("09-02", ["python", "go"])],
+    ),
+    Case(
+        "single-to-multi-keeps-past-answers",
+        "editor",
+        [declare("editor", "01-01"), redefine("editor", "09-15", "multi")],
+        [say("editor", "vim", "09-01"), say("editor", "emacs", "09-10"), say("editor", "helix", "09-20")],
+        [("09-12", ["emacs"]), ("09-16", ["emacs"]), ("09-20", ["emacs", "helix"])],
+    ),
+    Case(
+        "multi-to-single-keeps-held-until-next-assertion",
+        "languages",
+        [declare("languages", "01-01", "multi"), redefine("languages", "09-15", "single")],
+        [say("languages", "python", "09-01"), say("languages", "go", "09-10"), say("languages", "rust", "09-20")],
+        [("09-16", ["python", "go"]), ("09-20", ["rust"])],
+    ),
+    Case(
+        "retroactive-redefine-restores-hidden-values",
+        "allergy",
+        [define("allergy", "01-01"), redefine("allergy", "10-01", "multi", retroactive=True)],
+        [say("allergy", "peanuts", "09-01"), say("allergy", "shellfish", "09-02")],
+        [("09-01", ["peanuts"]), ("09-02", ["peanuts", "shellfish"]), ("10-02", ["peanuts", "shellfish"])],
+    ),
+    Case(
+        "later-ordinary-definition-takes-over-from-its-instant",
+        "allergy",
+        [
+            define("allergy", "01-01"),
+            redefine("allergy", "10-01", "multi", retroactive=True),
+            redefine("allergy", "10-15", "single"),
+        ],
+        [say("allergy", "peanuts", "09-01"), say("allergy", "shellfish", "09-02"), say("allergy", "latex", "10-20")],
+        [("09-02", ["peanuts", "shellfish"]), ("10-16", ["peanuts", "shellfish"]), ("10-20", ["latex"])],
+    ),
+    Case(
+        "later-retroactive-wins-over-earlier-retroactive",
+        "allergy",
+        [
+            define("allergy", "01-01"),
+            redefine("allergy", "10-01", "multi", retroactive=True),
+            redefine("allergy", "10-05", "single", retroactive=True),
+        ],
+        [say("allergy", "peanuts", "09-01"), say("allergy", "shellfish", "09-02")],
+        [("09-02", ["shellfish"])],
+    ),
+    Case(
+        "first-define-wins",
+        "editor",
+        [define("editor", "01-01", "single"), define("editor", "02-01", "multi")],
+        [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02")],
+        [("09-02", ["emacs"])],
+    ),
+    Case(
+        "define-after-declare-is-ignored",
+        "languages",
+        [declare("languages", "01-01", "multi"), define("languages", "02-01", "single")],
+        [say("languages", "python", "09-01"), say("languages", "go", "09-02")],
+        [("09-02", ["python", "go"])],
+    ),
     # --- names: merge, split, rename ------------------------------------------------
-    Case("merge-makes-two-histories-one", "favorite_editor",
-         [declare("favorite_editor", "01-01"), define("editor_favorite", "02-01"),
-          merge("editor_favorite", "favorite_editor", "10-01")],
-         [say("favorite_editor", "helix", "09-01"), say("editor_favorite", "zed", "09-05")],
-         [("09-02", ["helix"]), ("09-06", ["zed"]), ("2027-01-01", ["zed"])]),
-    Case("merged-pair-folds-under-into-definitions", "favorite_editor",
-         [declare("favorite_editor", "01-01", "multi"), define("editor_favorite", "02-01", "single"),
-          merge("editor_favorite", "favorite_editor", "10-01")],
-         [say("editor_favorite", "vim", "09-01"), say("editor_favorite", "zed", "09-05")],
-         [("09-06", ["vim", "zed"])]),
-    Case("split-separates-the-histories-again", "favorite_editor",
-         [declare("favorite_editor", "01-01"), define("editor_favorite", "02-01"),
-          merge("editor_favorite", "favorite_editor", "10-01"), split("editor_favorite", "10-10")],
-         [say("favorite_editor", "helix", "09-01"), say("editor_favorite", "zed", "09-05")],
-         [("09-06", ["helix"]), ("2027-01-01", ["helix"])]),
-    Case("merge-chain-a-into-b-into-c", "c",
-         [declare("a", "01-01"), declare("b", "01-01"), declare("c", "01-01"),
-          merge("a", "b", "10-01"), merge("b", "c", "10-02")],
-         [say("c", "one", "09-01"), say("b", "two", "09-02"), say("a", "three", "09-03")],
-         [("09-02", ["two"]), ("09-03", ["three"])]),
-    Case("rename-via-aliases", "favorite_editor",
-         [declare("editor", "01-01"), declare("favorite_editor", "06-01", aliases=("editor",))],
-         [say("editor", "vim", "03-01"), say("favorite_editor", "emacs", "07-01")],
-         [("03-02", ["vim"]), ("07-02", ["emacs"])]),
-    Case("rename-keeps-the-old-names-rules-for-its-time", "likes_food",
-         [declare("food", "01-01", "multi"), declare("likes_food", "06-01", "single", aliases=("food",))],
-         [say("food", "mango", "03-01"), say("food", "kiwi", "03-02"), say("likes_food", "fig", "07-01")],
-         [("03-03", ["mango", "kiwi"]), ("07-01", ["fig"])]),
-    Case("rename-chain-keeps-the-first-names-rules", "eats",
-         [declare("food", "01-01", "multi"), declare("likes_food", "06-01", "single", aliases=("food",)),
-          declare("eats", "07-01", "single", aliases=("likes_food",))],
-         [say("food", "mango", "03-01"), say("food", "kiwi", "03-02"), say("likes_food", "fig", "06-15"),
-          say("eats", "plum", "07-15")],
-         [("03-03", ["mango", "kiwi"]), ("06-15", ["fig"]), ("07-15", ["plum"])]),
+    Case(
+        "merge-makes-two-histories-one",
+        "favorite_editor",
+        [
+            declare("favorite_editor", "01-01"),
+            define("editor_favorite", "02-01"),
+            merge("editor_favorite", "favorite_editor", "10-01"),
+        ],
+        [say("favorite_editor", "helix", "09-01"), say("editor_favorite", "zed", "09-05")],
+        [("09-02", ["helix"]), ("09-06", ["zed"]), ("2027-01-01", ["zed"])],
+    ),
+    Case(
+        "merged-pair-folds-under-into-definitions",
+        "favorite_editor",
+        [
+            declare("favorite_editor", "01-01", "multi"),
+            define("editor_favorite", "02-01", "single"),
+            merge("editor_favorite", "favorite_editor", "10-01"),
+        ],
+        [say("editor_favorite", "vim", "09-01"), say("editor_favorite", "zed", "09-05")],
+        [("09-06", ["vim", "zed"])],
+    ),
+    Case(
+        "split-separates-the-histories-again",
+        "favorite_editor",
+        [
+            declare("favorite_editor", "01-01"),
+            define("editor_favorite", "02-01"),
+            merge("editor_favorite", "favorite_editor", "10-01"),
+            split("editor_favorite", "10-10"),
+        ],
+        [say("favorite_editor", "helix", "09-01"), say("editor_favorite", "zed", "09-05")],
+        [("09-06", ["helix"]), ("2027-01-01", ["helix"])],
+    ),
+    Case(
+        "merge-chain-a-into-b-into-c",
+        "c",
+        [
+            declare("a", "01-01"),
+            declare("b", "01-01"),
+            declare("c", "01-01"),
+            merge("a", "b", "10-01"),
+            merge("b", "c", "10-02"),
+        ],
+        [say("c", "one", "09-01"), say("b", "two", "09-02"), say("a", "three", "09-03")],
+        [("09-02", ["two"]), ("09-03", ["three"])],
+    ),
+    Case(
+        "rename-via-aliases",
+        "favorite_editor",
+        [declare("editor", "01-01"), declare("favorite_editor", "06-01", aliases=("editor",))],
+        [say("editor", "vim", "03-01"), say("favorite_editor", "emacs", "07-01")],
+        [("03-02", ["vim"]), ("07-02", ["emacs"])],
+    ),
+    Case(
+        "rename-keeps-the-old-names-rules-for-its-time",
+        "likes_food",
+        [declare("food", "01-01", "multi"), declare("likes_food", "06-01", "single", aliases=("food",))],
+        [say("food", "mango", "03-01"), say("food", "kiwi", "03-02"), say("likes_food", "fig", "07-01")],
+        [("03-03", ["mango", "kiwi"]), ("07-01", ["fig"])],
+    ),
+    Case(
+        "rename-chain-keeps-the-first-names-rules",
+        "eats",
+        [
+            declare("food", "01-01", "multi"),
+            declare("likes_food", "06-01", "single", aliases=("food",)),
+            declare("eats", "07-01", "single", aliases=("likes_food",)),
+        ],
+        [
+            say("food", "mango", "03-01"),
+            say("food", "kiwi", "03-02"),
+            say("likes_food", "fig", "06-15"),
+            say("eats", "plum", "07-15"),
+        ],
+        [("03-03", ["mango", "kiwi"]), ("06-15", ["fig"]), ("07-15", ["plum"])],
+    ),
     # --- exclusions ----------------------------------------------------------------
-    Case("exclusion-withdraws-same-value", "likes", LIKES,
-         [say("likes", "mangoes", "09-01"), say("likes", "kiwis", "09-02"), say("dislikes", "mangoes", "09-10")],
-         [("09-09", ["mangoes", "kiwis"]), ("09-10", ["kiwis"])]),
-    Case("exclusion-is-case-insensitive", "likes", LIKES,
-         [say("likes", "Mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
-         [("09-10", [])]),
-    Case("exclusion-at-equal-instant-withdraws", "likes", LIKES,
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-01")],
-         [("09-01", [])]),
-    Case("exclusion-then-restating-holds-again", "likes", LIKES,
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("likes", "mangoes", "09-20")],
-         [("09-10", []), ("09-20", ["mangoes"])]),
-    Case("exclusion-never-revives", "likes", LIKES,
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), retract("dislikes", "mangoes", "09-11")],
-         [("09-11", [])]),
-    Case("exclusion-is-one-way", "dislikes", LIKES,
-         [say("dislikes", "mangoes", "09-01"), say("likes", "mangoes", "09-10")],
-         [("09-10", ["mangoes"])]),
-    Case("exclusion-by-other-subject-ignored", "likes", LIKES,
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10", subject="bob")],
-         [("09-10", ["mangoes"])]),
-    Case("exclusion-added-by-retroactive-redefine-covers-old-log", "likes",
-         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
-          redefine("dislikes", "10-01", "multi", retroactive=True, excludes=("likes",))],
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
-         [("09-09", ["mangoes"]), ("09-10", []), ("2027-01-01", [])]),
-    Case("exclusion-added-by-ordinary-redefine-covers-old-log-too", "likes",
-         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
-          redefine("dislikes", "10-01", "multi", excludes=("likes",))],
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"),
-          say("likes", "kiwis", "09-02"), say("dislikes", "kiwis", "10-05")],
-         [("09-09", ["mangoes", "kiwis"]), ("09-10", ["kiwis"]), ("2027-01-01", [])]),
-    Case("exclusion-added-later-covers-the-old-log-as-of-too", "enjoys",  # issue 19's example
-         [declare("enjoys", "01-01", "multi"), declare("hates", "01-01", "multi"),
-          redefine("hates", "10-01", "multi", excludes=("enjoys",))],
-         [say("enjoys", "mangoes", "09-01"), say("hates", "mangoes", "09-10")],
-         [("09-09", ["mangoes"]), ("09-12", []), ("2027-01-01", [])]),
-    Case("exclusion-removed-later-no-longer-withdraws", "likes",
-         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)),
-          redefine("dislikes", "10-01", "multi")],
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
-         [("09-10", ["mangoes"]), ("2027-01-01", ["mangoes"])]),
-    Case("historical-marked-later-is-never-withdrawn-even-before", "did",
-         [declare("did", "01-01", "multi"), declare("regrets", "01-01", "multi", excludes=("did",)),
-          redefine("did", "10-01", "multi", historical=True)],
-         [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")],
-         [("09-10", ["run a marathon"])]),
-    Case("exclusion-names-resolve-at-read-time", "enjoys",
-         [declare("enjoys", "01-01", "multi"), declare("likes", "01-01", "multi"),
-          declare("dislikes", "01-01", "multi", excludes=("likes",)), merge("likes", "enjoys", "10-01")],
-         [say("enjoys", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
-         [("09-10", [])]),
-    Case("exclusions-of-a-merged-name-apply-only-after-a-split", "likes",
-         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)),
-          declare("hates", "01-01", "multi"), merge("dislikes", "hates", "10-01")],
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("hates", "mangoes", "09-11")],
-         [("2027-01-01", ["mangoes"])]),
-    Case("exclusions-of-a-split-name-apply-again", "likes",
-         [declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi", excludes=("likes",)),
-          declare("hates", "01-01", "multi"), merge("dislikes", "hates", "10-01"),
-          split("dislikes", "10-02", "multi", excludes=("likes",))],
-         [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
-         [("09-09", ["mangoes"]), ("2027-01-01", [])]),
-    Case("historical-never-withdrawn-by-exclusion", "did",
-         [declare("did", "01-01", "multi", historical=True),
-          declare("regrets", "01-01", "multi", excludes=("did",))],
-         [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")],
-         [("09-10", ["run a marathon"])]),
-    Case("historical-withdrawn-only-by-explicit-retraction", "did",
-         [declare("did", "01-01", "multi", historical=True)],
-         [say("did", "run a marathon", "09-01"), retract("did", "run a marathon", "09-10")],
-         [("09-09", ["run a marathon"]), ("09-10", [])]),
-    Case("historical-never-withdrawn-by-replaces", "did",
-         [declare("did", "01-01", "multi", historical=True), declare("goal", "01-01", "multi")],
-         [say("did", "run a marathon", "09-01"),
-          say("goal", "run a marathon", "09-10", replaces=[("did", "run a marathon")])],
-         [("09-10", ["run a marathon"])]),
+    Case(
+        "exclusion-withdraws-same-value",
+        "likes",
+        LIKES,
+        [say("likes", "mangoes", "09-01"), say("likes", "kiwis", "09-02"), say("dislikes", "mangoes", "09-10")],
+        [("09-09", ["mangoes", "kiwis"]), ("09-10", ["kiwis"])],
+    ),
+    Case(
+        "exclusion-is-case-insensitive",
+        "likes",
+        LIKES,
+        [say("likes", "Mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+        [("09-10", [])],
+    ),
+    Case(
+        "exclusion-at-equal-instant-withdraws",
+        "likes",
+        LIKES,
+        [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-01")],
+        [("09-01", [])],
+    ),
+    Case(
+        "exclusion-then-restating-holds-again",
+        "likes",
+        LIKES,
+        [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("likes", "mangoes", "09-20")],
+        [("09-10", []), ("09-20", ["mangoes"])],
+    ),
+    Case(
+        "exclusion-never-revives",
+        "likes",
+        LIKES,
+        [
+            say("likes", "mangoes", "09-01"),
+            say("dislikes", "mangoes", "09-10"),
+            retract("dislikes", "mangoes", "09-11"),
+        ],
+        [("09-11", [])],
+    ),
+    Case(
+        "exclusion-is-one-way",
+        "dislikes",
+        LIKES,
+        [say("dislikes", "mangoes", "09-01"), say("likes", "mangoes", "09-10")],
+        [("09-10", ["mangoes"])],
+    ),
+    Case(
+        "exclusion-by-other-subject-ignored",
+        "likes",
+        LIKES,
+        [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10", subject="bob")],
+        [("09-10", ["mangoes"])],
+    ),
+    Case(
+        "exclusion-added-by-retroactive-redefine-covers-old-log",
+        "likes",
+        [
+            declare("likes", "01-01", "multi"),
+            declare("dislikes", "01-01", "multi"),
+            redefine("dislikes", "10-01", "multi", retroactive=True, excludes=("likes",)),
+        ],
+        [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+        [("09-09", ["mangoes"]), ("09-10", []), ("2027-01-01", [])],
+    ),
+    Case(
+        "exclusion-added-by-ordinary-redefine-covers-old-log-too",
+        "likes",
+        [
+            declare("likes", "01-01", "multi"),
+            declare("dislikes", "01-01", "multi"),
+            redefine("dislikes", "10-01", "multi", excludes=("likes",)),
+        ],
+        [
+            say("likes", "mangoes", "09-01"),
+            say("dislikes", "mangoes", "09-10"),
+            say("likes", "kiwis", "09-02"),
+            say("dislikes", "kiwis", "10-05"),
+        ],
+        [("09-09", ["mangoes", "kiwis"]), ("09-10", ["kiwis"]), ("2027-01-01", [])],
+    ),
+    Case(
+        "exclusion-added-later-covers-the-old-log-as-of-too",
+        "enjoys",  # issue 19's example
+        [
+            declare("enjoys", "01-01", "multi"),
+            declare("hates", "01-01", "multi"),
+            redefine("hates", "10-01", "multi", excludes=("enjoys",)),
+        ],
+        [say("enjoys", "mangoes", "09-01"), say("hates", "mangoes", "09-10")],
+        [("09-09", ["mangoes"]), ("09-12", []), ("2027-01-01", [])],
+    ),
+    Case(
+        "exclusion-removed-later-no-longer-withdraws",
+        "likes",
+        [
+            declare("likes", "01-01", "multi"),
+            declare("dislikes", "01-01", "multi", excludes=("likes",)),
+            redefine("dislikes", "10-01", "multi"),
+        ],
+        [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+        [("09-10", ["mangoes"]), ("2027-01-01", ["mangoes"])],
+    ),
+    Case(
+        "historical-marked-later-is-never-withdrawn-even-before",
+        "did",
+        [
+            declare("did", "01-01", "multi"),
+            declare("regrets", "01-01", "multi", excludes=("did",)),
+            redefine("did", "10-01", "multi", historical=True),
+        ],
+        [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")],
+        [("09-10", ["run a marathon"])],
+    ),
+    Case(
+        "exclusion-names-resolve-at-read-time",
+        "enjoys",
+        [
+            declare("enjoys", "01-01", "multi"),
+            declare("likes", "01-01", "multi"),
+            declare("dislikes", "01-01", "multi", excludes=("likes",)),
+            merge("likes", "enjoys", "10-01"),
+        ],
+        [say("enjoys", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+        [("09-10", [])],
+    ),
+    Case(
+        "exclusions-of-a-merged-name-apply-only-after-a-split",
+        "likes",
+        [
+            declare("likes", "01-01", "multi"),
+            declare("dislikes", "01-01", "multi", excludes=("likes",)),
+            declare("hates", "01-01", "multi"),
+            merge("dislikes", "hates", "10-01"),
+        ],
+        [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("hates", "mangoes", "09-11")],
+        [("2027-01-01", ["mangoes"])],
+    ),
+    Case(
+        "exclusions-of-a-split-name-apply-again",
+        "likes",
+        [
+            declare("likes", "01-01", "multi"),
+            declare("dislikes", "01-01", "multi", excludes=("likes",)),
+            declare("hates", "01-01", "multi"),
+            merge("dislikes", "hates", "10-01"),
+            split("dislikes", "10-02", "multi", excludes=("likes",)),
+        ],
+        [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10")],
+        [("09-09", ["mangoes"]), ("2027-01-01", [])],
+    ),
+    Case(
+        "historical-never-withdrawn-by-exclusion",
+        "did",
+        [declare("did", "01-01", "multi", historical=True), declare("regrets", "01-01", "multi", excludes=("did",))],
+        [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")],
+        [("09-10", ["run a marathon"])],
+    ),
+    Case(
+        "historical-withdrawn-only-by-explicit-retraction",
+        "did",
+        [declare("did", "01-01", "multi", historical=True)],
+        [say("did", "run a marathon", "09-01"), retract("did", "run a marathon", "09-10")],
+        [("09-09", ["run a marathon"]), ("09-10", [])],
+    ),
+    Case(
+        "historical-never-withdrawn-by-replaces",
+        "did",
+        [declare("did", "01-01", "multi", historical=True), declare("goal", "01-01", "multi")],
+        [
+            say("did", "run a marathon", "09-01"),
+            say("goal", "run a marathon", "09-10", replaces=[("did", "run a marathon")]),
+        ],
+        [("09-10", ["run a marathon"])],
+    ),
     # --- replaces ------------------------------------------------------------------
-    Case("replaces-withdraws-a-value-in-another-pair", "lives_in",
-         [declare("lives_in", "01-01"), declare("works_in", "01-01")],
-         [say("lives_in", "berlin", "09-01"), say("works_in", "paris", "09-10", replaces=[("lives_in", "Berlin")])],
-         [("09-09", ["berlin"]), ("09-10", [])]),
-    Case("replaces-in-the-same-multi-pair", "languages", LANGS,
-         [say("languages", "python", "09-01"), say("languages", "go", "09-02"),
-          say("languages", "rust", "09-03", replaces=[("languages", "go")])],
-         [("09-03", ["python", "rust"])]),
-    Case("replaces-of-its-own-value-is-ignored", "languages", LANGS,
-         [say("languages", "python", "09-01"), say("languages", "python", "09-03", replaces=[("languages", "python")])],
-         [("09-03", ["python"])]),
-    Case("replaces-a-value-not-held-does-nothing", "lives_in",
-         [declare("lives_in", "01-01"), declare("works_in", "01-01")],
-         [say("lives_in", "berlin", "09-01"), say("works_in", "paris", "09-10", replaces=[("lives_in", "rome")])],
-         [("09-10", ["berlin"])]),
-    Case("replaces-never-revives", "lives_in",
-         [declare("lives_in", "01-01"), declare("works_in", "01-01")],
-         [say("lives_in", "rome", "08-01"), say("lives_in", "berlin", "09-01"),
-          say("works_in", "paris", "09-10", replaces=[("lives_in", "berlin")])],
-         [("09-10", [])]),
-    Case("replaces-through-a-merged-name", "lives_in",
-         [declare("lives_in", "01-01"), define("home_city", "01-02"), declare("works_in", "01-01"),
-          merge("home_city", "lives_in", "10-01")],
-         [say("lives_in", "berlin", "09-01"), say("works_in", "paris", "09-10", replaces=[("home_city", "berlin")])],
-         [("09-10", [])]),
-    Case("replaces-on-a-retraction-is-ignored", "lives_in",
-         [declare("lives_in", "01-01"), declare("works_in", "01-01")],
-         [say("lives_in", "berlin", "09-01"),
-          make_event("user", "works_in", "paris", D("09-10"), retraction=True, replaces=(Replace("lives_in", "berlin"),))],
-         [("09-10", ["berlin"])]),
+    Case(
+        "replaces-withdraws-a-value-in-another-pair",
+        "lives_in",
+        [declare("lives_in", "01-01"), declare("works_in", "01-01")],
+        [say("lives_in", "berlin", "09-01"), say("works_in", "paris", "09-10", replaces=[("lives_in", "Berlin")])],
+        [("09-09", ["berlin"]), ("09-10", [])],
+    ),
+    Case(
+        "replaces-in-the-same-multi-pair",
+        "languages",
+        LANGS,
+        [
+            say("languages", "python", "09-01"),
+            say("languages", "go", "09-02"),
+            say("languages", "rust", "09-03", replaces=[("languages", "go")]),
+        ],
+        [("09-03", ["python", "rust"])],
+    ),
+    Case(
+        "replaces-of-its-own-value-is-ignored",
+        "languages",
+        LANGS,
+        [say("languages", "python", "09-01"), say("languages", "python", "09-03", replaces=[("languages", "python")])],
+        [("09-03", ["python"])],
+    ),
+    Case(
+        "replaces-a-value-not-held-does-nothing",
+        "lives_in",
+        [declare("lives_in", "01-01"), declare("works_in", "01-01")],
+        [say("lives_in", "berlin", "09-01"), say("works_in", "paris", "09-10", replaces=[("lives_in", "rome")])],
+        [("09-10", ["berlin"])],
+    ),
+    Case(
+        "replaces-never-revives",
+        "lives_in",
+        [declare("lives_in", "01-01"), declare("works_in", "01-01")],
+        [
+            say("lives_in", "rome", "08-01"),
+            say("lives_in", "berlin", "09-01"),
+            say("works_in", "paris", "09-10", replaces=[("lives_in", "berlin")]),
+        ],
+        [("09-10", [])],
+    ),
+    Case(
+        "replaces-through-a-merged-name",
+        "lives_in",
+        [
+            declare("lives_in", "01-01"),
+            define("home_city", "01-02"),
+            declare("works_in", "01-01"),
+            merge("home_city", "lives_in", "10-01"),
+        ],
+        [say("lives_in", "berlin", "09-01"), say("works_in", "paris", "09-10", replaces=[("home_city", "berlin")])],
+        [("09-10", [])],
+    ),
+    Case(
+        "replaces-on-a-retraction-is-ignored",
+        "lives_in",
+        [declare("lives_in", "01-01"), declare("works_in", "01-01")],
+        [
+            say("lives_in", "berlin", "09-01"),
+            make_event(
+                "user", "works_in", "paris", D("09-10"), retraction=True, replaces=(Replace("lives_in", "berlin"),)
+            ),
+        ],
+        [("09-10", ["berlin"])],
+    ),
     # --- superset input ------------------------------------------------------------
-    Case("other-subjects-and-predicates-are-ignored", "editor", EDITOR + [declare("shell", "01-01")],
-         [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02", subject="bob"),
-          say("shell", "zsh", "09-03"), retract_all("shell", "09-04"), note("vim is great", "09-05")],
-         [("09-05", ["vim"])]),
+    Case(
+        "other-subjects-and-predicates-are-ignored",
+        "editor",
+        EDITOR + [declare("shell", "01-01")],
+        [
+            say("editor", "vim", "09-01"),
+            say("editor", "emacs", "09-02", subject="bob"),
+            say("shell", "zsh", "09-03"),
+            retract_all("shell", "09-04"),
+            note("vim is great", "09-05"),
+        ],
+        [("09-05", ["vim"])],
+    ),
 ]
 
 
@@ -391,8 +705,11 @@ def test_restating_keeps_its_correction() -> None:
 
 
 def test_restating_under_multi_keeps_position_and_refreshes() -> None:
-    log = [say("languages", "python", "09-01"), say("languages", "go", "09-02"),
-           say("languages", "python", "09-03", confidence=0.5)]
+    log = [
+        say("languages", "python", "09-01"),
+        say("languages", "go", "09-02"),
+        say("languages", "python", "09-03", confidence=0.5),
+    ]
     out = beliefs(log, "languages", timeline(*LANGS))
     assert [b.value for b in out] == ["python", "go"]
     assert out[0].observed_at == D("09-03") and out[0].confidence == 0.5
@@ -400,8 +717,12 @@ def test_restating_under_multi_keeps_position_and_refreshes() -> None:
 
 
 def test_reassertion_after_retraction_replaced_nothing() -> None:
-    log = [say("editor", "vim", "09-01"), say("editor", "emacs", "09-02"), retract("editor", "emacs", "09-03"),
-           say("editor", "vim", "09-04")]
+    log = [
+        say("editor", "vim", "09-01"),
+        say("editor", "emacs", "09-02"),
+        retract("editor", "emacs", "09-03"),
+        say("editor", "vim", "09-04"),
+    ]
     [b] = beliefs(log, "editor", timeline(*EDITOR))
     assert b.value == "vim" and b.replaced == ()
 
@@ -414,8 +735,11 @@ def test_multi_to_single_step_lists_every_other_held_value() -> None:
 
 
 def test_belief_predicate_is_canonical_and_keeps_stored_as() -> None:
-    tl = timeline(declare("favorite_editor", "01-01"), define("editor_favorite", "02-01"),
-                  merge("editor_favorite", "favorite_editor", "10-01"))
+    tl = timeline(
+        declare("favorite_editor", "01-01"),
+        define("editor_favorite", "02-01"),
+        merge("editor_favorite", "favorite_editor", "10-01"),
+    )
     log = [say("editor_favorite", "zed", "09-05")]
     [b] = beliefs(log, "favorite_editor", tl)
     assert b.predicate == "favorite_editor" and b.stored_as == "editor_favorite"
@@ -467,8 +791,12 @@ def test_issue_likes_then_dislikes_mangoes() -> None:
 
 def test_issue_goal_and_did_see_each_other_elsewhere() -> None:
     tl = timeline(declare("goal", "01-01", "multi"), declare("did", "01-01", "multi", historical=True))
-    log = [say("goal", "run a marathon", "03-01"), say("did", "Run a Marathon", "09-01"),
-           note("run a marathon", "09-02"), say("goal", "learn go", "03-02")]
+    log = [
+        say("goal", "run a marathon", "03-01"),
+        say("did", "Run a Marathon", "09-01"),
+        note("run a marathon", "09-02"),
+        say("goal", "learn go", "03-02"),
+    ]
     out = {(b.predicate, b.value): b for b in profile(log, tl)}
     goal, did, nt = out[("goal", "run a marathon")], out[("did", "Run a Marathon")], out[("note", "run a marathon")]
     assert [(x.predicate, x.value, x.observed_at, x.event_id) for x in goal.elsewhere] == [
@@ -483,7 +811,9 @@ def test_issue_goal_and_did_see_each_other_elsewhere() -> None:
 
 def test_elsewhere_across_subjects_is_not_joined() -> None:
     tl = timeline(declare("goal", "01-01", "multi"), declare("did", "01-01", "multi"))
-    bs = beliefs([say("goal", "x", "09-01")], "goal", tl) + beliefs([say("did", "x", "09-01", subject="bob")], "did", tl, subject="bob")
+    bs = beliefs([say("goal", "x", "09-01")], "goal", tl) + beliefs(
+        [say("did", "x", "09-01", subject="bob")], "did", tl, subject="bob"
+    )
     assert all(b.elsewhere == () for b in attach_elsewhere(bs))
 
 
@@ -588,8 +918,14 @@ def test_fold_uses_no_clock_and_as_of_now_is_explicit() -> None:
 
 @pytest.mark.parametrize("fold_version, withdrawn_at", [("recall-fold-v5", "09-10"), ("recall-fold-v4", "10-02")])
 def test_history_and_fold_agree_for_exclusion_by_ordinary_redefine(fold_version, withdrawn_at) -> None:
-    tl = Timeline([declare("likes", "01-01", "multi"), declare("dislikes", "01-01", "multi"),
-                   redefine("dislikes", "10-01", "multi", excludes=("likes",))], fold_version=fold_version)
+    tl = Timeline(
+        [
+            declare("likes", "01-01", "multi"),
+            declare("dislikes", "01-01", "multi"),
+            redefine("dislikes", "10-01", "multi", excludes=("likes",)),
+        ],
+        fold_version=fold_version,
+    )
     log = [say("likes", "mangoes", "09-01"), say("dislikes", "mangoes", "09-10"), say("dislikes", "mangoes", "10-02")]
     hist = history(log, SUBJECT, "likes", tl)
     assert [(s.action, s.after) for s in hist] == [("assert", ("mangoes",)), ("exclude", ())]
@@ -599,9 +935,13 @@ def test_history_and_fold_agree_for_exclusion_by_ordinary_redefine(fold_version,
 
 # --- replaced across pairs (issue 18) -------------------------------------------------------
 
-PA = [declare("likes", "01-01", "multi", excludes=("dislikes",)), declare("dislikes", "01-01", "multi", excludes=("likes",)),
-      declare("goal", "01-01", "multi"), declare("did", "01-01", "multi", historical=True),
-      declare("regrets", "01-01", "multi", excludes=("did",))]
+PA = [
+    declare("likes", "01-01", "multi", excludes=("dislikes",)),
+    declare("dislikes", "01-01", "multi", excludes=("likes",)),
+    declare("goal", "01-01", "multi"),
+    declare("did", "01-01", "multi", historical=True),
+    declare("regrets", "01-01", "multi", excludes=("did",)),
+]
 _LIKE = say("likes", "mangoes", "09-01")
 _DISLIKE = say("dislikes", "mangoes", "09-10")
 _GOAL = say("goal", "run a marathon", "09-01")
@@ -618,26 +958,57 @@ class ReplacedCase(NamedTuple):
 
 
 REPLACED_CASES = [
-    ReplacedCase("exclusion-lists-the-withdrawn-like", "dislikes", [_LIKE, _DISLIKE], "09-10",
-                 [("mangoes", [("likes", "mangoes", _LIKE.id)])]),
+    ReplacedCase(
+        "exclusion-lists-the-withdrawn-like",
+        "dislikes",
+        [_LIKE, _DISLIKE],
+        "09-10",
+        [("mangoes", [("likes", "mangoes", _LIKE.id)])],
+    ),
     ReplacedCase("as-of-before-the-statement", "dislikes", [_LIKE, _DISLIKE], "09-09", []),
     ReplacedCase("nothing-held-there-nothing-listed", "dislikes", [_DISLIKE], "09-10", [("mangoes", [])]),
-    ReplacedCase("replaces-lists-the-goal-only-once", "did", [_GOAL, _DID, _DID_RETRACTION], "09-10",
-                 [("run a marathon", [("goal", "run a marathon", _GOAL.id)])]),
-    ReplacedCase("replaces-without-its-retraction", "did", [_GOAL, _DID], "09-10",
-                 [("run a marathon", [("goal", "run a marathon", _GOAL.id)])]),
-    ReplacedCase("a-restatement-keeps-the-correction", "dislikes",
-                 [_LIKE, _DISLIKE, say("dislikes", "Mangoes", "09-20")], "09-20",
-                 [("Mangoes", [("likes", "mangoes", _LIKE.id)])]),
-    ReplacedCase("a-restatement-that-corrects-again-lists-the-new-correction", "dislikes",
-                 [_LIKE, _DISLIKE, say("likes", "mangoes", "09-15"), say("dislikes", "mangoes", "09-20")], "09-20",
-                 [("mangoes", [("likes", "mangoes", say("likes", "mangoes", "09-15").id)])]),
-    ReplacedCase("historical-is-never-withdrawn-so-never-listed", "regrets",
-                 [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")], "09-10",
-                 [("run a marathon", [])]),
-    ReplacedCase("multi-valued-accumulates-and-replaces-nothing", "goal",
-                 [_GOAL, say("goal", "swim", "09-02")], "09-02",
-                 [("run a marathon", []), ("swim", [])]),
+    ReplacedCase(
+        "replaces-lists-the-goal-only-once",
+        "did",
+        [_GOAL, _DID, _DID_RETRACTION],
+        "09-10",
+        [("run a marathon", [("goal", "run a marathon", _GOAL.id)])],
+    ),
+    ReplacedCase(
+        "replaces-without-its-retraction",
+        "did",
+        [_GOAL, _DID],
+        "09-10",
+        [("run a marathon", [("goal", "run a marathon", _GOAL.id)])],
+    ),
+    ReplacedCase(
+        "a-restatement-keeps-the-correction",
+        "dislikes",
+        [_LIKE, _DISLIKE, say("dislikes", "Mangoes", "09-20")],
+        "09-20",
+        [("Mangoes", [("likes", "mangoes", _LIKE.id)])],
+    ),
+    ReplacedCase(
+        "a-restatement-that-corrects-again-lists-the-new-correction",
+        "dislikes",
+        [_LIKE, _DISLIKE, say("likes", "mangoes", "09-15"), say("dislikes", "mangoes", "09-20")],
+        "09-20",
+        [("mangoes", [("likes", "mangoes", say("likes", "mangoes", "09-15").id)])],
+    ),
+    ReplacedCase(
+        "historical-is-never-withdrawn-so-never-listed",
+        "regrets",
+        [say("did", "run a marathon", "09-01"), say("regrets", "run a marathon", "09-10")],
+        "09-10",
+        [("run a marathon", [])],
+    ),
+    ReplacedCase(
+        "multi-valued-accumulates-and-replaces-nothing",
+        "goal",
+        [_GOAL, say("goal", "swim", "09-02")],
+        "09-02",
+        [("run a marathon", []), ("swim", [])],
+    ),
 ]
 
 

@@ -57,8 +57,10 @@ def test_fast_path_steps_aside_when_it_does_not_apply():
     e = make_event("s", "p", "vim", BASE)
     assert _fold_plain([e, e], "s", "p", tl, BASE) is None  # an event twice
     assert _fold_plain([make_event("s", "q", "vim", BASE)], "s", "p", tl, BASE) is None  # another predicate
-    changed = Timeline([
-        RegistryRecord("declare", "p", Definition("p", "single")).to_event(BASE - 10),
-        RegistryRecord("redefine", "p", Definition("p", "multi")).to_event(BASE - 5),
-    ])
+    changed = Timeline(
+        [
+            RegistryRecord("declare", "p", Definition("p", "single")).to_event(BASE - 10),
+            RegistryRecord("redefine", "p", Definition("p", "multi")).to_event(BASE - 5),
+        ]
+    )
     assert _fold_plain([e], "s", "p", changed, BASE) is None  # cardinality changed over time

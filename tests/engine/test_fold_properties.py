@@ -57,7 +57,11 @@ def statements(draw) -> list[Event]:
             reps = draw(st.lists(st.tuples(st.sampled_from(PREDICATES), st.sampled_from(VALUES)), max_size=2))
             out.append(
                 make_event(
-                    subject, pred, draw(st.sampled_from(VALUES)), at, source=src,
+                    subject,
+                    pred,
+                    draw(st.sampled_from(VALUES)),
+                    at,
+                    source=src,
                     replaces=tuple(Replace(p, v) for p, v in reps),
                 )
             )
@@ -89,13 +93,19 @@ def registries(draw, notes: list[Event]) -> list[Event]:
             picked = draw(st.lists(st.sampled_from(notes), min_size=1, max_size=2, unique_by=lambda e: e.id))
             target = draw(st.sampled_from(["p", "q", "note"]))
             rec = RegistryRecord(
-                "promote", target,
-                notes=tuple(Promotion(e.id, e.subject, e.value if target == "note" else draw(st.sampled_from(VALUES)))
-                            for e in picked),
+                "promote",
+                target,
+                notes=tuple(
+                    Promotion(e.id, e.subject, e.value if target == "note" else draw(st.sampled_from(VALUES)))
+                    for e in picked
+                ),
             )
         else:
             rec = RegistryRecord(
-                op, name, definition=_def(draw, name), retroactive=op == "redefine" and draw(st.booleans()),
+                op,
+                name,
+                definition=_def(draw, name),
+                retroactive=op == "redefine" and draw(st.booleans()),
                 auto=op == "define",
             )
         recs.append(rec.to_event(at))
@@ -145,7 +155,7 @@ def test_last_history_step_at_an_instant_equals_the_fold_then(log) -> None:
             assert [value_key(v) for v in s.after] == [b.key for b in now]
             assert list(s.after) == [b.value for b in now]
         # between steps the answer does not move
-        for a, b in zip(steps, steps[1:]):
+        for a, b in zip(steps, steps[1:], strict=False):
             assert a.after == b.before
             if a.at < b.at:
                 assert tuple(x.value for x in fold(events, "user", pred, tl, b.at - 1)) == a.after
@@ -208,8 +218,10 @@ def test_an_ordinary_redefine_never_changes_an_earlier_answer(log, name, T, data
     """
     tl, events = log
     own = tl.own_definition(name)
-    if own is None or tl.canonical(name) != name or not any(
-        r.at < T and r.record.name == name and r.record.definition for r in tl.log
+    if (
+        own is None
+        or tl.canonical(name) != name
+        or not any(r.at < T and r.record.name == name and r.record.definition for r in tl.log)
     ):
         return
     card = data.draw(st.sampled_from(["single", "multi"]))
@@ -244,7 +256,9 @@ def _declare(defs: list[Definition], at: int) -> list[Event]:
 
 
 def _answers(events: list[Event], tl: Timeline) -> dict:
-    return {(s, p, t): _json(fold(events, s, p, tl, t)) for s in ("user", "bob") for p in PAIRS for t in _instants(events)}
+    return {
+        (s, p, t): _json(fold(events, s, p, tl, t)) for s in ("user", "bob") for p in PAIRS for t in _instants(events)
+    }
 
 
 @SETTINGS
@@ -262,8 +276,12 @@ def test_an_exclusion_acts_the_same_declared_before_or_after_the_statements(even
 def test_removing_an_exclusion_restores_the_earlier_answers_exactly(events, defs, target) -> None:
     q = defs[1]
     never = Timeline(_declare(defs, BASE - NS))
-    added = Timeline([*_declare(defs, BASE - NS),
-                      RegistryRecord("redefine", "q", definition=replace(q, excludes=(target,))).to_event(LATE)])
+    added = Timeline(
+        [
+            *_declare(defs, BASE - NS),
+            RegistryRecord("redefine", "q", definition=replace(q, excludes=(target,))).to_event(LATE),
+        ]
+    )
     removed = Timeline([*_events_of(added), RegistryRecord("redefine", "q", definition=q).to_event(LATE + NS)])
     assert _answers(events, removed) == _answers(events, never)
 
@@ -285,14 +303,24 @@ def test_a_listed_replaced_value_is_one_the_other_pair_stopped_holding_then(log)
                     if r.predicate == pred:
                         continue
                     hits = [
-                        s_ for s_ in walk(events, "user", r.predicate, tl, cross=False)
-                        if s_.move.at <= t and any(h.event.id == r.event_id and value_key(h.value) == value_key(r.value)
-                                                   for h in s_.withdrawn)
+                        s_
+                        for s_ in walk(events, "user", r.predicate, tl, cross=False)
+                        if s_.move.at <= t
+                        and any(
+                            h.event.id == r.event_id and value_key(h.value) == value_key(r.value) for h in s_.withdrawn
+                        )
                         and (s_.move.event.id in own_ids or s_.move.event.caused_by in own_ids)
                     ]
                     assert hits, (pred, r)
                     assert not tl.historical_at(r.predicate, t) or hits[0].move.action == "retract"
-                    listed = [s_ for s_ in steps if s_.at <= t and any(
-                        (x.predicate, x.event_id, value_key(x.value)) == (r.predicate, r.event_id, value_key(r.value))
-                        for x in s_.replaced)]
+                    listed = [
+                        s_
+                        for s_ in steps
+                        if s_.at <= t
+                        and any(
+                            (x.predicate, x.event_id, value_key(x.value))
+                            == (r.predicate, r.event_id, value_key(r.value))
+                            for x in s_.replaced
+                        )
+                    ]
                     assert listed, (pred, r)

@@ -81,15 +81,28 @@ def test_each_history_step_agrees_with_an_as_of_read() -> None:
 def test_history_step_json() -> None:
     [s] = history([say("editor", "vim", "2026-09-01T10:00:00.5Z")], SUBJECT, "editor", REG)
     assert s.to_json() == {
-        "at": "2026-09-01T10:00:00.5Z", "event_id": s.event_id, "action": "assert", "value": "vim",
-        "stored_as": "editor", "before": [], "after": ["vim"], "withdrawn": [], "source": "user_stated",
-        "evidence": "", "via": "", "caused_by": "", "replaced": [],
+        "at": "2026-09-01T10:00:00.5Z",
+        "event_id": s.event_id,
+        "action": "assert",
+        "value": "vim",
+        "stored_as": "editor",
+        "before": [],
+        "after": ["vim"],
+        "withdrawn": [],
+        "source": "user_stated",
+        "evidence": "",
+        "via": "",
+        "caused_by": "",
+        "replaced": [],
     }
 
 
 def test_history_of_a_merged_pair_keeps_each_stored_name() -> None:
-    tl = timeline(declare("favorite_editor", "01-01"), define("editor_favorite", "02-01"),
-                  merge("editor_favorite", "favorite_editor", "10-01"))
+    tl = timeline(
+        declare("favorite_editor", "01-01"),
+        define("editor_favorite", "02-01"),
+        merge("editor_favorite", "favorite_editor", "10-01"),
+    )
     log = [say("favorite_editor", "helix", "09-01"), say("editor_favorite", "zed", "09-05")]
     hist = history(log, SUBJECT, "favorite_editor", tl)
     assert [(s.stored_as, s.after) for s in hist] == [("favorite_editor", ("helix",)), ("editor_favorite", ("zed",))]
@@ -100,12 +113,20 @@ def test_history_of_a_promoted_note() -> None:
     tl = timeline(declare("allergy", "01-01", "multi"), promote("allergy", "10-01", (n, "peanuts")))
     [s] = history([n], SUBJECT, "allergy", tl)
     assert (s.action, s.value, s.stored_as, s.evidence, s.after) == (
-        "promote", "peanuts", "note", "I'm allergic to peanuts", ("peanuts",)
+        "promote",
+        "peanuts",
+        "note",
+        "I'm allergic to peanuts",
+        ("peanuts",),
     )
     # seen from the note's side, it stays a step: where it went, never held here
     [away] = history([n], SUBJECT, "note", tl)
     assert (away.action, away.value, away.via, away.before, away.after) == (
-        "promoted_to", "I'm allergic to peanuts", "allergy", (), ()
+        "promoted_to",
+        "I'm allergic to peanuts",
+        "allergy",
+        (),
+        (),
     )
     assert away.promoted_to is not None and away.promoted_to[:2] == ("allergy", "peanuts")
     assert away.describe().startswith("promoted to allergy = 'peanuts' by registry event m-")
@@ -114,12 +135,16 @@ def test_history_of_a_promoted_note() -> None:
 
 def test_history_of_a_promoted_note_names_the_plan() -> None:
     n = note("I use fish", "09-01")
-    rec = RegistryRecord("promote", "shell", notes=(Promotion(n.id, SUBJECT, "fish"),), plan="p-123").to_event(D("10-01"))
+    rec = RegistryRecord("promote", "shell", notes=(Promotion(n.id, SUBJECT, "fish"),), plan="p-123").to_event(
+        D("10-01")
+    )
     tl = timeline(declare("shell", "01-01"), rec)
     [away] = history([n], SUBJECT, "note", tl)
     assert away.describe() == "promoted to shell = 'fish' by plan p-123"
     x = explain([n], SUBJECT, "note", tl, D("11-01"))
-    assert [(r.value, r.held, r.reason) for r in x.reasons] == [("I use fish", False, "promoted to shell = 'fish' by plan p-123")]
+    assert [(r.value, r.held, r.reason) for r in x.reasons] == [
+        ("I use fish", False, "promoted to shell = 'fish' by plan p-123")
+    ]
 
 
 # --- diff ----------------------------------------------------------------------------
@@ -135,8 +160,12 @@ def test_diff_began_and_stopped_by_value_identity() -> None:
         ("user", "likes", ("figs",), ("mangoes",)),
     ]
     assert changes[2].to_json() == {
-        "subject": "user", "predicate": "likes", "before": ["mangoes", "kiwis"], "after": ["Kiwis", "figs"],
-        "began": ["figs"], "stopped": ["mangoes"],
+        "subject": "user",
+        "predicate": "likes",
+        "before": ["mangoes", "kiwis"],
+        "after": ["Kiwis", "figs"],
+        "began": ["figs"],
+        "stopped": ["mangoes"],
     }
 
 
@@ -195,7 +224,10 @@ def test_explain_as_of_an_earlier_instant() -> None:
     x = explain(log, SUBJECT, "likes", REG, D("09-10"))
     assert [b.value for b in x.beliefs] == ["kiwis", "figs"] == answer(log, "likes", REG, "09-10")
     reasons = {r.value: r for r in x.reasons}
-    assert reasons["mangoes"].reason == "withdrawn by exclusion: dislikes excludes likes (the statement dislikes 'mangoes')"
+    assert (
+        reasons["mangoes"].reason
+        == "withdrawn by exclusion: dislikes excludes likes (the statement dislikes 'mangoes')"
+    )
     assert reasons["mangoes"].at == D("09-10") and not reasons["mangoes"].held
 
 
@@ -218,20 +250,30 @@ def test_explain_promoted_note() -> None:
 
 
 def test_explain_rules_of_merge_then_split_oldest_first() -> None:
-    tl = timeline(declare("favorite_editor", "01-01"), define("editor_favorite", "02-01"),
-                  merge("editor_favorite", "favorite_editor", "10-01"), split("editor_favorite", "10-10"),
-                  declare("shell", "01-02"))
+    tl = timeline(
+        declare("favorite_editor", "01-01"),
+        define("editor_favorite", "02-01"),
+        merge("editor_favorite", "favorite_editor", "10-01"),
+        split("editor_favorite", "10-10"),
+        declare("shell", "01-02"),
+    )
     rules = rules_for("favorite_editor", tl)
     assert [(r.op, r.name) for r in rules] == [
-        ("declare", "favorite_editor"), ("merge", "editor_favorite"), ("split", "editor_favorite")
+        ("declare", "favorite_editor"),
+        ("merge", "editor_favorite"),
+        ("split", "editor_favorite"),
     ]
     assert [r.at for r in rules] == sorted(r.at for r in rules)
     assert rules[1].to_json()["cardinality"] is None
 
 
 def test_explain_rules_describe_redefines() -> None:
-    tl = timeline(define("allergy", "01-01"), redefine("allergy", "05-01", "multi", retroactive=True),
-                  redefine("allergy", "06-01", "single"), define("allergy", "07-01", "multi"))
+    tl = timeline(
+        define("allergy", "01-01"),
+        redefine("allergy", "05-01", "multi", retroactive=True),
+        redefine("allergy", "06-01", "single"),
+        define("allergy", "07-01", "multi"),
+    )
     assert [r.change for r in rules_for("allergy", tl)] == [
         "defined on first use: single-valued string",
         "redefined for its whole history: multi-valued string",

@@ -202,8 +202,10 @@ def test_aliases_expanding_a_registry_file_past_the_bound_are_refused():
 def test_aliases_multiplying_nodes_are_refused_and_a_recursive_alias_too():
     items = ", ".join(f"v{i}" for i in range(2000))
     preds = "".join(f"  p{i}:\n    cardinality: single\n    value_type: enum\n    allowed: *a\n" for i in range(60))
-    text = f"registry: laughs\ndescription: x\npredicates:\n  p_first:\n    cardinality: single\n" \
-           f"    value_type: enum\n    allowed: &a [{items}]\n{preds}"
+    text = (
+        f"registry: laughs\ndescription: x\npredicates:\n  p_first:\n    cardinality: single\n"
+        f"    value_type: enum\n    allowed: &a [{items}]\n{preds}"
+    )
     with pytest.raises(RegistryFileError) as err:
         load_registry_text(text, path="nodes.yaml")
     assert "YAML aliases expand the file past 100000 nodes" in str(err.value)
@@ -230,12 +232,17 @@ def _write(tmp_path, events) -> str:
     "bad, message",
     [
         (make_event("carol", "shell_used", "zsh", NOW - 10), "line 2: predicate 'shell_used' is not in the registry"),
-        (make_event("acme", "deal_value", "lots", NOW - 10), "line 2: deal_value stores number values, got string 'lots'"),
+        (
+            make_event("acme", "deal_value", "lots", NOW - 10),
+            "line 2: deal_value stores number values, got string 'lots'",
+        ),
         (make_event("recall:admin", "likes", "tea", NOW - 10), "line 2: subject 'recall:admin' is reserved"),
         (make_event("carol", "extraction", "x", NOW - 10), "line 2: predicate 'extraction' is reserved"),
-        (make_event("carol", "likes", "tea", T("2100-01-01")), "line 2: observed_at 2100-01-01T00:00:00Z is in the future"),
-        (make_event(REGISTRY_SUBJECT, REGISTRY_PREDICATE, '{"op":"explode"}', NOW - 10),
-         "line 2: registry event 'm-"),
+        (
+            make_event("carol", "likes", "tea", T("2100-01-01")),
+            "line 2: observed_at 2100-01-01T00:00:00Z is in the future",
+        ),
+        (make_event(REGISTRY_SUBJECT, REGISTRY_PREDICATE, '{"op":"explode"}', NOW - 10), "line 2: registry event 'm-"),
     ],
 )
 def test_import_refuses_the_whole_file_naming_the_line(memory, tmp_path, bad, message):
@@ -364,6 +371,11 @@ def test_the_environment_sets_the_latest_instant_for_the_whole_engine(env, expec
         "try:\n    check_instant(parse_instant('2150-01-01'))\n"
         "except InvalidInput as e:\n    print(e.message)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "RECALL_LATEST_INSTANT": env})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "RECALL_LATEST_INSTANT": env},
+    )
     assert out.stdout.strip().startswith(expected)

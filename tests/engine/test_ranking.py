@@ -138,7 +138,10 @@ def test_reserved_pairs_are_dropped_before_ranking_unless_asked_for():
         PairRank("b", "p", 1, {value_key("y"): 1}),
     ]
     assert [(p.subject, p.rank) for p in rank_pairs(events, include_reserved=True)] == [
-        (REGISTRY_SUBJECT, 0), ("a", 1), (REVIEW_SUBJECT, 2), ("b", 3)
+        (REGISTRY_SUBJECT, 0),
+        ("a", 1),
+        (REVIEW_SUBJECT, 2),
+        ("b", 3),
     ]
 
 

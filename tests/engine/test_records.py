@@ -49,8 +49,18 @@ def test_id_uses_the_fixed_nine_digit_instant() -> None:
 
 def test_id_ignores_case_kind_source_confidence_evidence() -> None:
     a = make_event("user", "editor", "Zed", AT)
-    b = make_event("user", "editor", "zed", AT, kind="preference", source="agent_inferred", confidence=0.3,
-                   evidence="zed it is", evidence_id="m-x", replaces=(Replace("shell", "zsh"),))
+    b = make_event(
+        "user",
+        "editor",
+        "zed",
+        AT,
+        kind="preference",
+        source="agent_inferred",
+        confidence=0.3,
+        evidence="zed it is",
+        evidence_id="m-x",
+        replaces=(Replace("shell", "zsh"),),
+    )
     assert a.id == b.id
     assert make_event("user", "editor", "zed", AT + 1).id != a.id
     assert make_event("user", "editor", "zed", AT, retraction=True).id != a.id
@@ -61,8 +71,9 @@ def test_registry_record_id_hashes_the_lower_cased_json() -> None:
     rec = RegistryRecord("merge", "editor_favorite", into="favorite_editor", reason="Same Thing")
     e = rec.to_event(AT)
     assert e.value == rec.encode() and "Same Thing" in e.value
-    assert e.id == _by_hand("recall:registry", "registry_change", "s:" + e.value.lower(), "assert",
-                            "2026-09-01T13:00:00.000000000Z")
+    assert e.id == _by_hand(
+        "recall:registry", "registry_change", "s:" + e.value.lower(), "assert", "2026-09-01T13:00:00.000000000Z"
+    )
 
 
 # --- value identity ------------------------------------------------------------------
@@ -142,10 +153,25 @@ def test_parse_instant(text, iso) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "", "   ", "yesterday", "2026-13-01", "2026-02-30", "2025-02-29", "2026-9-1", "2026-09-01T25:00:00Z",
-        "2026-09-01T13:60:00Z", "2026-09-01T13:00:00", "2026-09-01T13:00:00.Z", "2026-09-01T13:00:00.1234567890Z",
-        "2026-09-01T13:00:00+24:00", "2026-09-01T13:00:00+02:60", "2026-09-01T13:00:00+0200",
-        "2026-09-01T13:00Z", "٢٠٢٦-٠٩-٠١", "2026-09-01T13:00:00Z\nx", "0000-01-01",
+        "",
+        "   ",
+        "yesterday",
+        "2026-13-01",
+        "2026-02-30",
+        "2025-02-29",
+        "2026-9-1",
+        "2026-09-01T25:00:00Z",
+        "2026-09-01T13:60:00Z",
+        "2026-09-01T13:00:00",
+        "2026-09-01T13:00:00.Z",
+        "2026-09-01T13:00:00.1234567890Z",
+        "2026-09-01T13:00:00+24:00",
+        "2026-09-01T13:00:00+02:60",
+        "2026-09-01T13:00:00+0200",
+        "2026-09-01T13:00Z",
+        "٢٠٢٦-٠٩-٠١",
+        "2026-09-01T13:00:00Z\nx",
+        "0000-01-01",
     ],
 )
 def test_parse_instant_refuses_with_a_message(text) -> None:
@@ -167,7 +193,9 @@ def test_formats() -> None:
     assert format_fixed(0) == "1970-01-01T00:00:00.000000000Z"
     assert format_fixed(-1) == "1969-12-31T23:59:59.999999999Z"
     assert sorted([format_fixed(AT + 1), format_fixed(AT), format_fixed(AT + NS)]) == [
-        format_fixed(AT), format_fixed(AT + 1), format_fixed(AT + NS)
+        format_fixed(AT),
+        format_fixed(AT + 1),
+        format_fixed(AT + NS),
     ]
 
 
@@ -176,8 +204,14 @@ def test_formats() -> None:
 
 def _valid() -> dict:
     return make_event(
-        "user", "favorite_editor", "zed", AT, evidence="I use zed now", evidence_id="m-note",
-        replaces=(Replace("editor", "vim"),), caused_by="m-cause",
+        "user",
+        "favorite_editor",
+        "zed",
+        AT,
+        evidence="I use zed now",
+        evidence_id="m-note",
+        replaces=(Replace("editor", "vim"),),
+        caused_by="m-cause",
     ).to_json()
 
 
@@ -190,8 +224,16 @@ def test_decode_round_trips_to_json() -> None:
 
 
 def test_decode_reads_go_form() -> None:
-    go = {"id": "a", "kind": "fact", "subject": "user", "predicate": "editor", "value": 8000, "confidence": 1,
-          "source": "tool_result", "observed_at": "2026-09-01T13:00:00.000000001Z"}
+    go = {
+        "id": "a",
+        "kind": "fact",
+        "subject": "user",
+        "predicate": "editor",
+        "value": 8000,
+        "confidence": 1,
+        "source": "tool_result",
+        "observed_at": "2026-09-01T13:00:00.000000001Z",
+    }
     e = decode_event(go)
     assert (e.retraction, e.confidence, e.observed_at, e.replaces, e.caused_by) == (False, 1.0, AT + 1, (), "")
     assert isinstance(e.confidence, float)
@@ -212,26 +254,74 @@ def test_decode_may_restrict_sources() -> None:
 
 MISSING = object()
 BAD = [
-    ("id", MISSING), ("id", ""), ("id", "   "), ("id", 5), ("id", None),
-    ("kind", MISSING), ("kind", "opinion"), ("kind", "Fact"), ("kind", ["fact"]),
-    ("subject", MISSING), ("subject", ""), ("subject", "  "), ("subject", 3),
-    ("predicate", MISSING), ("predicate", ""), ("predicate", "Editor"), ("predicate", "1editor"),
-    ("predicate", "favorite-editor"), ("predicate", "editor\n"), ("predicate", "édito"), ("predicate", 7),
-    ("value", None), ("value", ""), ("value", "   "), ("value", [1]), ("value", {"a": 1}), ("value", math.nan),
-    ("value", math.inf), ("value", 10**400),
-    ("confidence", MISSING), ("confidence", "1"), ("confidence", 1.5), ("confidence", -0.1), ("confidence", True),
-    ("confidence", math.nan), ("confidence", None), ("confidence", 10**400),
-    ("source", MISSING), ("source", "human"), ("source", None),
-    ("retraction", "true"), ("retraction", 1), ("retraction", None),
-    ("observed_at", MISSING), ("observed_at", "yesterday"), ("observed_at", 1788220800), ("observed_at", ""),
-    ("observed_at", "2026-09-01T13:00:00"), ("observed_at", None),
-    ("evidence", ""), ("evidence", "  "), ("evidence", 5), ("evidence", "x" * 2049), ("evidence", "é" * 1025),
-    ("evidence_id", ""), ("evidence_id", 5), ("evidence_id", " "),
-    ("caused_by", ""), ("caused_by", 5),
-    ("replaces", "editor"), ("replaces", {"predicate": "editor", "value": "vim"}), ("replaces", ["editor"]),
-    ("replaces", [{"predicate": "editor"}]), ("replaces", [{"predicate": "editor", "value": "vim", "x": 1}]),
-    ("replaces", [{"predicate": "Editor", "value": "vim"}]), ("replaces", [{"predicate": "editor", "value": None}]),
-    ("replaces", [{"predicate": "editor", "value": ""}]), ("replaces", [{"predicate": "editor", "value": [1]}]),
+    ("id", MISSING),
+    ("id", ""),
+    ("id", "   "),
+    ("id", 5),
+    ("id", None),
+    ("kind", MISSING),
+    ("kind", "opinion"),
+    ("kind", "Fact"),
+    ("kind", ["fact"]),
+    ("subject", MISSING),
+    ("subject", ""),
+    ("subject", "  "),
+    ("subject", 3),
+    ("predicate", MISSING),
+    ("predicate", ""),
+    ("predicate", "Editor"),
+    ("predicate", "1editor"),
+    ("predicate", "favorite-editor"),
+    ("predicate", "editor\n"),
+    ("predicate", "édito"),
+    ("predicate", 7),
+    ("value", None),
+    ("value", ""),
+    ("value", "   "),
+    ("value", [1]),
+    ("value", {"a": 1}),
+    ("value", math.nan),
+    ("value", math.inf),
+    ("value", 10**400),
+    ("confidence", MISSING),
+    ("confidence", "1"),
+    ("confidence", 1.5),
+    ("confidence", -0.1),
+    ("confidence", True),
+    ("confidence", math.nan),
+    ("confidence", None),
+    ("confidence", 10**400),
+    ("source", MISSING),
+    ("source", "human"),
+    ("source", None),
+    ("retraction", "true"),
+    ("retraction", 1),
+    ("retraction", None),
+    ("observed_at", MISSING),
+    ("observed_at", "yesterday"),
+    ("observed_at", 1788220800),
+    ("observed_at", ""),
+    ("observed_at", "2026-09-01T13:00:00"),
+    ("observed_at", None),
+    ("evidence", ""),
+    ("evidence", "  "),
+    ("evidence", 5),
+    ("evidence", "x" * 2049),
+    ("evidence", "é" * 1025),
+    ("evidence_id", ""),
+    ("evidence_id", 5),
+    ("evidence_id", " "),
+    ("caused_by", ""),
+    ("caused_by", 5),
+    ("replaces", "editor"),
+    ("replaces", {"predicate": "editor", "value": "vim"}),
+    ("replaces", ["editor"]),
+    ("replaces", [{"predicate": "editor"}]),
+    ("replaces", [{"predicate": "editor", "value": "vim", "x": 1}]),
+    ("replaces", [{"predicate": "Editor", "value": "vim"}]),
+    ("replaces", [{"predicate": "editor", "value": None}]),
+    ("replaces", [{"predicate": "editor", "value": ""}]),
+    ("replaces", [{"predicate": "editor", "value": [1]}]),
     ("replaces", [{"predicate": "editor", "value": 10**400}]),
 ]
 
@@ -282,16 +372,50 @@ def test_sort_key_orders_assertions_before_retractions_then_id() -> None:
 # --- fuzzing: nothing but RecallError escapes decode_event -------------------------------
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=10**300, max_value=10**320)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=10**300, max_value=10**320)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
-FIELDS = ["id", "kind", "subject", "predicate", "value", "confidence", "source", "retraction", "observed_at",
-          "evidence", "evidence_id", "replaces", "caused_by"]
-STRINGS = st.sampled_from(["", " ", "fact", "preference", "user_stated", "operator", "editor", "Editor",
-                           "2026-09-01", "2026-09-01T13:00:00Z", "2026-02-30T00:00:00Z", "\ud800", "m-1",
-                           "9999-12-31T23:59:59.999999999Z", "0001-01-01T00:00:00Z", "x\n"])
+FIELDS = [
+    "id",
+    "kind",
+    "subject",
+    "predicate",
+    "value",
+    "confidence",
+    "source",
+    "retraction",
+    "observed_at",
+    "evidence",
+    "evidence_id",
+    "replaces",
+    "caused_by",
+]
+STRINGS = st.sampled_from(
+    [
+        "",
+        " ",
+        "fact",
+        "preference",
+        "user_stated",
+        "operator",
+        "editor",
+        "Editor",
+        "2026-09-01",
+        "2026-09-01T13:00:00Z",
+        "2026-02-30T00:00:00Z",
+        "\ud800",
+        "m-1",
+        "9999-12-31T23:59:59.999999999Z",
+        "0001-01-01T00:00:00Z",
+        "x\n",
+    ]
+)
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -302,7 +426,7 @@ def _decodes_or_refuses(obj) -> None:
         return
     assert isinstance(e, Event)
     # whatever decodes is usable: identity, JSON form, and a second decoding
-    e.key
+    assert e.key
     assert decode_event(json.loads(json.dumps(e.to_json()))) == e
 
 

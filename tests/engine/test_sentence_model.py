@@ -69,8 +69,10 @@ def test_without_the_model_matching_falls_back_to_the_lexical_rule_and_says_so_o
     c = Definition("native_language", "single", "string", "")
     d = Definition("mother_tongue", "single", "string", "")
     assert matching.pair_score(c, d) < DEFAULT_THRESHOLD  # the lexical rule cannot see this one
-    assert matching.pair_score(Definition("likes", "single", "string", ""),
-                               Definition("dislikes", "single", "string", "")) == 0.0
+    assert (
+        matching.pair_score(Definition("likes", "single", "string", ""), Definition("dislikes", "single", "string", ""))
+        == 0.0
+    )
     assert sentence.embed_texts(["anything"]) is None
     err = capsys.readouterr().err
     assert err.count("the sentence model is unavailable") == 1
@@ -86,10 +88,14 @@ def test_without_the_model_writes_and_search_still_work(no_model, tmp_path, caps
         return clock["t"]
 
     m = Memory(backend.store("memories"), now=now)
-    m.append_records([
-        RegistryRecord(op="declare", name="prefers_editor", definition=Definition("prefers_editor", "single", "string", "")),
-        RegistryRecord(op="vocabulary", name="", open=True),
-    ])
+    m.append_records(
+        [
+            RegistryRecord(
+                op="declare", name="prefers_editor", definition=Definition("prefers_editor", "single", "string", "")
+            ),
+            RegistryRecord(op="vocabulary", name="", open=True),
+        ]
+    )
     m.remember("ana", "prefers_editor", "vim")
     r = m.remember("ana", "editor_preference", "zed")  # matched by the lexical rule
     assert r.stored.predicate == "prefers_editor"

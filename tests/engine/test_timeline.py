@@ -19,8 +19,9 @@ from .helpers import D, declare, define, merge, note, promote, redefine, split, 
 
 def go_record(obj: dict, when="01-01"):
     """A registry event as the Go engine writes it: compact JSON, source tool_result."""
-    return make_event(REGISTRY_SUBJECT, REGISTRY_PREDICATE, json.dumps(obj, separators=(",", ":")), D(when),
-                      source="tool_result")
+    return make_event(
+        REGISTRY_SUBJECT, REGISTRY_PREDICATE, json.dumps(obj, separators=(",", ":")), D(when), source="tool_result"
+    )
 
 
 # --- names -------------------------------------------------------------------------
@@ -28,9 +29,12 @@ def go_record(obj: dict, when="01-01"):
 
 def test_canonical_through_renames_merges_and_chains() -> None:
     tl = timeline(
-        declare("editor", "01-01"), declare("favorite_editor", "02-01", aliases=("editor",)),
-        define("editor_favorite", "03-01"), merge("editor_favorite", "favorite_editor", "04-01"),
-        declare("ide", "01-01"), merge("ide", "editor_favorite", "05-01"),
+        declare("editor", "01-01"),
+        declare("favorite_editor", "02-01", aliases=("editor",)),
+        define("editor_favorite", "03-01"),
+        merge("editor_favorite", "favorite_editor", "04-01"),
+        declare("ide", "01-01"),
+        merge("ide", "editor_favorite", "05-01"),
     )
     assert tl.canonical("editor") == "favorite_editor"
     assert tl.canonical("editor_favorite") == "favorite_editor"
@@ -47,8 +51,9 @@ def test_canonical_through_renames_merges_and_chains() -> None:
 
 
 def test_a_later_definition_takes_a_renamed_name_back() -> None:
-    tl = timeline(declare("editor", "01-01"), declare("favorite_editor", "02-01", aliases=("editor",)),
-                  declare("editor", "03-01"))
+    tl = timeline(
+        declare("editor", "01-01"), declare("favorite_editor", "02-01", aliases=("editor",)), declare("editor", "03-01")
+    )
     assert tl.canonical("editor") == "editor"
     assert set(tl.predicates()) == {"editor", "favorite_editor", "note"}
 
@@ -60,8 +65,13 @@ def test_split_ends_a_merge_and_a_later_merge_starts_again() -> None:
 
 
 def test_first_effective_merge_of_a_name_wins() -> None:
-    tl = timeline(declare("a", "01-01"), declare("b", "01-01"), declare("c", "01-01"),
-                  merge("a", "b", "02-01"), merge("a", "c", "03-01"))
+    tl = timeline(
+        declare("a", "01-01"),
+        declare("b", "01-01"),
+        declare("c", "01-01"),
+        merge("a", "b", "02-01"),
+        merge("a", "c", "03-01"),
+    )
     assert tl.canonical("a") == "b"
 
 
@@ -102,8 +112,11 @@ def test_first_define_wins_and_the_later_one_is_marked_ignored() -> None:
 
 
 def test_historical_at_and_excludes_at() -> None:
-    log = (declare("did", "01-01", "multi", historical=True), declare("goal", "01-01", "multi"),
-           redefine("goal", "06-01", "multi", excludes=("did",)))
+    log = (
+        declare("did", "01-01", "multi", historical=True),
+        declare("goal", "01-01", "multi"),
+        redefine("goal", "06-01", "multi", excludes=("did",)),
+    )
     tl = timeline(*log)
     assert tl.historical_at("did", D("01-01")) and not tl.historical_at("goal", D("01-01"))
     assert tl.excluders("did") == {"goal"} and tl.excluders("goal") == set()
@@ -136,8 +149,12 @@ def test_historical_is_read_as_the_registry_stands_now() -> None:
 
 
 def test_excluders_follow_names_at_read_time() -> None:
-    tl = timeline(declare("likes", "01-01", "multi"), declare("enjoys", "01-01", "multi"),
-                  declare("dislikes", "01-01", "multi", excludes=("likes",)), merge("likes", "enjoys", "06-01"))
+    tl = timeline(
+        declare("likes", "01-01", "multi"),
+        declare("enjoys", "01-01", "multi"),
+        declare("dislikes", "01-01", "multi", excludes=("likes",)),
+        merge("likes", "enjoys", "06-01"),
+    )
     assert tl.excluders("enjoys") == {"dislikes"}
     assert tl.excludes_at("dislikes", "enjoys", D("02-01"))
 
@@ -158,16 +175,25 @@ def test_promotions_and_promoting_back() -> None:
     assert tl.promoted_note_ids() == {n1.id, n2.id}
     assert tl.promotions_into("allergy", "bob") == [Promotion(n2.id, "bob", "tea")]
     assert len(tl.promotions_into("allergy")) == 2
-    back = tl.with_records([LoggedRecord(D("10-05"), "m-back", RegistryRecord("promote", "note", notes=(
-        Promotion(n1.id, "user", n1.value),)))])
+    back = tl.with_records(
+        [
+            LoggedRecord(
+                D("10-05"), "m-back", RegistryRecord("promote", "note", notes=(Promotion(n1.id, "user", n1.value),))
+            )
+        ]
+    )
     assert back.promotion(n1.id) is None and back.promoted_note_ids() == {n2.id}
     assert tl.promotion(n1.id) is not None  # previews never change the timeline they came from
 
 
 def test_promotion_into_a_merged_name_reads_as_its_owner() -> None:
     n = note("I write go", "09-01")
-    tl = timeline(declare("languages", "01-01", "multi"), define("langs", "02-01", "multi"),
-                  promote("langs", "03-01", (n, "go")), merge("langs", "languages", "04-01"))
+    tl = timeline(
+        declare("languages", "01-01", "multi"),
+        define("langs", "02-01", "multi"),
+        promote("langs", "03-01", (n, "go")),
+        merge("langs", "languages", "04-01"),
+    )
     assert tl.promotion(n.id)[0] == "languages"
 
 
@@ -177,17 +203,25 @@ def test_promotion_into_a_merged_name_reads_as_its_owner() -> None:
 def test_governing_lists_the_records_that_decide_oldest_first() -> None:
     n = note("I can't stand kiwis", "09-01")
     reg = [
-        declare("likes", "01-01", "multi"), declare("shell", "01-02"),
+        declare("likes", "01-01", "multi"),
+        declare("shell", "01-02"),
         declare("dislikes", "01-03", "multi"),
         redefine("dislikes", "02-01", "multi", excludes=("likes",)),
-        define("enjoys", "03-01", "multi"), merge("enjoys", "likes", "04-01"),
-        promote("likes", "05-01", (n, "kiwis")), define("likes", "06-01", "single"),
+        define("enjoys", "03-01", "multi"),
+        merge("enjoys", "likes", "04-01"),
+        promote("likes", "05-01", (n, "kiwis")),
+        define("likes", "06-01", "single"),
     ]
     random.Random(1).shuffle(reg)
     tl = Timeline(reg)
     got = [(r.record.op, r.record.name) for r in tl.governing("enjoys")]
-    assert got == [("declare", "likes"), ("redefine", "dislikes"), ("define", "enjoys"),
-                   ("merge", "enjoys"), ("promote", "likes")]
+    assert got == [
+        ("declare", "likes"),
+        ("redefine", "dislikes"),
+        ("define", "enjoys"),
+        ("merge", "enjoys"),
+        ("promote", "likes"),
+    ]
     assert [r.at for r in tl.governing("likes")] == sorted(r.at for r in tl.governing("likes"))
 
 
@@ -223,46 +257,101 @@ def test_equal_id_records_read_the_same_whatever_the_input_order() -> None:
 
 
 def test_go_merge_record() -> None:
-    e = go_record({"name": "editor_favorite", "alias_of": "favorite_editor", "cardinality": "", "value_type": "",
-                   "description": ""})
-    assert e.value == ('{"name":"editor_favorite","alias_of":"favorite_editor","cardinality":"","value_type":"",'
-                       '"description":""}')
+    e = go_record(
+        {
+            "name": "editor_favorite",
+            "alias_of": "favorite_editor",
+            "cardinality": "",
+            "value_type": "",
+            "description": "",
+        }
+    )
+    assert e.value == (
+        '{"name":"editor_favorite","alias_of":"favorite_editor","cardinality":"","value_type":"","description":""}'
+    )
     rec = decode_record(e)
     assert (rec.op, rec.name, rec.into, rec.definition) == ("merge", "editor_favorite", "favorite_editor", None)
 
 
 def test_go_definition_records() -> None:
-    auto = decode_record(go_record({"name": "favorite_editor", "auto": True, "cardinality": "single",
-                                    "value_type": "", "description": "The editor"}))
+    auto = decode_record(
+        go_record(
+            {
+                "name": "favorite_editor",
+                "auto": True,
+                "cardinality": "single",
+                "value_type": "",
+                "description": "The editor",
+            }
+        )
+    )
     assert (auto.op, auto.auto, auto.definition.cardinality, auto.definition.description) == (
-        "define", True, "single", "The editor")
-    retro = decode_record(go_record({"name": "allergy", "retroactive": True, "cardinality": "multi",
-                                     "value_type": "string", "description": ""}))
+        "define",
+        True,
+        "single",
+        "The editor",
+    )
+    retro = decode_record(
+        go_record(
+            {"name": "allergy", "retroactive": True, "cardinality": "multi", "value_type": "string", "description": ""}
+        )
+    )
     assert (retro.op, retro.retroactive, retro.definition.cardinality) == ("redefine", True, "multi")
-    plain = decode_record(go_record({"name": "stage", "cardinality": "single", "value_type": "enum",
-                                     "description": "", "allowed": ["Won", "Lost"], "aliases": ["deal_stage"]}))
-    assert (plain.op, plain.definition.allowed, plain.definition.aliases) == ("declare", ("Won", "Lost"), ("deal_stage",))
+    plain = decode_record(
+        go_record(
+            {
+                "name": "stage",
+                "cardinality": "single",
+                "value_type": "enum",
+                "description": "",
+                "allowed": ["Won", "Lost"],
+                "aliases": ["deal_stage"],
+            }
+        )
+    )
+    assert (plain.op, plain.definition.allowed, plain.definition.aliases) == (
+        "declare",
+        ("Won", "Lost"),
+        ("deal_stage",),
+    )
 
 
 def test_go_log_folds_like_the_reference() -> None:
     """TestMatchedNameFoldsWithItsOwner, as a timeline: define, merge, then split."""
     log = [
-        go_record({"name": "favorite_editor", "auto": True, "cardinality": "single", "value_type": "",
-                   "description": "x"}, "01-01"),
-        go_record({"name": "favorite_editor", "auto": True, "cardinality": "multi", "value_type": "",
-                   "description": "x"}, "01-02"),
-        go_record({"name": "editor_favorite", "alias_of": "favorite_editor", "cardinality": "", "value_type": "",
-                   "description": ""}, "01-03"),
+        go_record(
+            {"name": "favorite_editor", "auto": True, "cardinality": "single", "value_type": "", "description": "x"},
+            "01-01",
+        ),
+        go_record(
+            {"name": "favorite_editor", "auto": True, "cardinality": "multi", "value_type": "", "description": "x"},
+            "01-02",
+        ),
+        go_record(
+            {
+                "name": "editor_favorite",
+                "alias_of": "favorite_editor",
+                "cardinality": "",
+                "value_type": "",
+                "description": "",
+            },
+            "01-03",
+        ),
     ]
     tl = Timeline(log)
     assert tl.canonical("editor_favorite") == "favorite_editor" and [r.ignored for r in tl.log] == [False, True, False]
     assert not tl.multi_at("favorite_editor", D("06-01"))
     rules = tl.governing("favorite_editor")
-    assert [(r.record.op, r.record.name) for r in rules] == [("define", "favorite_editor"), ("merge", "editor_favorite")]
+    assert [(r.record.op, r.record.name) for r in rules] == [
+        ("define", "favorite_editor"),
+        ("merge", "editor_favorite"),
+    ]
 
 
 def _reg_event(value, **kw):
-    return make_event(kw.pop("subject", REGISTRY_SUBJECT), kw.pop("predicate", REGISTRY_PREDICATE), value, D("01-01"), **kw)
+    return make_event(
+        kw.pop("subject", REGISTRY_SUBJECT), kw.pop("predicate", REGISTRY_PREDICATE), value, D("01-01"), **kw
+    )
 
 
 GOOD_DEF = {"cardinality": "single", "value_type": "string", "description": ""}
@@ -277,43 +366,76 @@ BAD_RECORDS = [
     (_reg_event('{"op":"declare","name":"Bad Name","definition":{}}'), "names no usable predicate"),
     (_reg_event('{"op":"declare","name":"registry_change","definition":{}}'), "names no usable predicate"),
     (_reg_event('{"op":"rename","name":"a"}'), "has unknown op 'rename'"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF, "colour": 1})), "unknown field 'colour'"),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF, "colour": 1})),
+        "unknown field 'colour'",
+    ),
     (_reg_event('{"op":"declare","name":"a"}'), "declare needs a definition"),
     (_reg_event('{"op":"split","name":"a","definition":"single"}'), "split needs a definition"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": {"cardinality": "many"}})),
-     "'a' has cardinality 'many', want single or multi"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"size": 1}})), "unknown field 'size'"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"historical": True}})),
-     "'a' is historical and must be multi-valued"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"historical": "yes"}})),
-     "historical must be true or false"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"excludes": ["a"]}})),
-     "'a' cannot exclude itself"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"aliases": "b"}})),
-     "aliases must be a list of strings"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"value_type": "colour"}})),
-     "has value_type 'colour'"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"value_type": "enum"}})),
-     "is an enum and must list its allowed values"),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": {"cardinality": "many"}})),
+        "'a' has cardinality 'many', want single or multi",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"size": 1}})),
+        "unknown field 'size'",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"historical": True}})),
+        "'a' is historical and must be multi-valued",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"historical": "yes"}})),
+        "historical must be true or false",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"excludes": ["a"]}})),
+        "'a' cannot exclude itself",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"aliases": "b"}})),
+        "aliases must be a list of strings",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"value_type": "colour"}})),
+        "has value_type 'colour'",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF | {"value_type": "enum"}})),
+        "is an enum and must list its allowed values",
+    ),
     (_reg_event('{"op":"merge","name":"a","into":"a"}'), "cannot merge 'a' into 'a'"),
     (_reg_event('{"op":"merge","name":"a"}'), "cannot merge 'a' into ''"),
     (_reg_event('{"op":"merge","name":"note","into":"a"}'), "cannot merge 'note' into 'a'"),
     (_reg_event('{"op":"merge","name":"a","into":"Bad"}'), "cannot merge 'a' into 'Bad'"),
     (_reg_event('{"op":"promote","name":"a"}'), "promote needs a list of notes"),
     (_reg_event('{"op":"promote","name":"a","notes":[]}'), "promote needs a list of notes"),
-    (_reg_event('{"op":"promote","name":"a","notes":[{"event_id":"m-1","subject":"u"}]}'),
-     "a promoted note needs event_id, subject and value"),
-    (_reg_event('{"op":"promote","name":"a","notes":[{"event_id":"m-1","subject":"u","value":null}]}'),
-     "a promoted note needs event_id, subject and value"),
-    (_reg_event('{"op":"promote","name":"a","notes":[{"event_id":1,"subject":"u","value":"x"}]}'),
-     "a promoted note needs event_id, subject and value"),
-    (_reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF, "operator": 5})), "operator must be text"),
+    (
+        _reg_event('{"op":"promote","name":"a","notes":[{"event_id":"m-1","subject":"u"}]}'),
+        "a promoted note needs event_id, subject and value",
+    ),
+    (
+        _reg_event('{"op":"promote","name":"a","notes":[{"event_id":"m-1","subject":"u","value":null}]}'),
+        "a promoted note needs event_id, subject and value",
+    ),
+    (
+        _reg_event('{"op":"promote","name":"a","notes":[{"event_id":1,"subject":"u","value":"x"}]}'),
+        "a promoted note needs event_id, subject and value",
+    ),
+    (
+        _reg_event(json.dumps({"op": "declare", "name": "a", "definition": GOOD_DEF, "operator": 5})),
+        "operator must be text",
+    ),
     (_reg_event('{"op":"merge","name":"a","into":"b","score":true}'), "score must be a number"),
-    (_reg_event('{"name":"a","alias_of":"a","cardinality":"","value_type":"","description":""}'),
-     "cannot merge 'a' into 'a'"),
+    (
+        _reg_event('{"name":"a","alias_of":"a","cardinality":"","value_type":"","description":""}'),
+        "cannot merge 'a' into 'a'",
+    ),
     (_reg_event('{"name":"a","cardinality":"","value_type":"","description":""}'), "has cardinality ''"),
-    (_reg_event('{"name":"a","cardinality":"single","value_type":"","description":"","excludes":["b"]}'),
-     "unknown field 'excludes'"),
+    (
+        _reg_event('{"name":"a","cardinality":"single","value_type":"","description":"","excludes":["b"]}'),
+        "unknown field 'excludes'",
+    ),
 ]
 
 
@@ -329,10 +451,20 @@ def test_bad_records_raise_registry_error_with_a_message(event, message) -> None
 
 def test_our_records_round_trip() -> None:
     recs = [
-        RegistryRecord("declare", "a", definition=Definition("a", "multi", "enum", "d", allowed=("X", "y"),
-                                                               aliases=("old",), excludes=("b",))),
-        RegistryRecord("redefine", "a", definition=Definition("a", "multi", historical=True), retroactive=True,
-                       operator="ops", reason="fix", plan="plan-1"),
+        RegistryRecord(
+            "declare",
+            "a",
+            definition=Definition("a", "multi", "enum", "d", allowed=("X", "y"), aliases=("old",), excludes=("b",)),
+        ),
+        RegistryRecord(
+            "redefine",
+            "a",
+            definition=Definition("a", "multi", historical=True),
+            retroactive=True,
+            operator="ops",
+            reason="fix",
+            plan="plan-1",
+        ),
         RegistryRecord("merge", "b", into="a", score=0.93, auto=True),
         RegistryRecord("promote", "a", notes=(Promotion("m-1", "user", 3),)),
     ]

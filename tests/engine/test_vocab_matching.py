@@ -17,13 +17,19 @@ from benchmarks.bench_matching import confusion, load_pairs, scores
 from recall_admin import vocab
 from recall_admin.vocab import pair_score
 from recall_engine import matching
-from recall_engine.vocabulary import (
-    DEFAULT_THRESHOLD, best_match, descriptions_disagree, name_similarity, name_text, opposed, texts_for,
-)
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.registry import Definition, RegistryRecord
 from recall_engine.storage import open_backend
+from recall_engine.vocabulary import (
+    DEFAULT_THRESHOLD,
+    best_match,
+    descriptions_disagree,
+    name_similarity,
+    name_text,
+    opposed,
+    texts_for,
+)
 
 PAIRS = Path(__file__).resolve().parents[2] / "benchmarks" / "match_pairs.json"
 
@@ -64,11 +70,21 @@ def test_the_old_set_does_not_collapse():
 
 
 OPPOSITES = [
-    ("likes", "dislikes"), ("avoids", "likes"), ("uses_technology", "avoids_technology"),
-    ("open_task", "completed_task"), ("owns", "gave_away"), ("current_city", "previous_city"),
-    ("former_employer", "employer"), ("start_date", "end_date"), ("employer", "employee"),
-    ("works_at", "worked_at"), ("subscribed", "unsubscribed"), ("yearly_budget", "monthly_budget"),
-    ("reopened_tickets", "closed_tickets"), ("lights_on", "lights_off"), ("favorite_food", "least_favorite_food"),
+    ("likes", "dislikes"),
+    ("avoids", "likes"),
+    ("uses_technology", "avoids_technology"),
+    ("open_task", "completed_task"),
+    ("owns", "gave_away"),
+    ("current_city", "previous_city"),
+    ("former_employer", "employer"),
+    ("start_date", "end_date"),
+    ("employer", "employee"),
+    ("works_at", "worked_at"),
+    ("subscribed", "unsubscribed"),
+    ("yearly_budget", "monthly_budget"),
+    ("reopened_tickets", "closed_tickets"),
+    ("lights_on", "lights_off"),
+    ("favorite_food", "least_favorite_food"),
 ]
 
 
@@ -77,30 +93,55 @@ def test_names_of_opposite_meaning_are_never_suggested(a, b):
     assert pair_score(d(a), d(b)) < DEFAULT_THRESHOLD
 
 
-@pytest.mark.parametrize("a,b", [
-    ("likes", "dislikes"), ("former_employer", "employer"), ("start_date", "end_date"),
-    ("employer", "employee"), ("works_at", "worked_at"), ("subscribed", "unsubscribed"),
-    ("mic_muted", "mic_unmuted"), ("reopened_tickets", "closed_tickets"),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("likes", "dislikes"),
+        ("former_employer", "employer"),
+        ("start_date", "end_date"),
+        ("employer", "employee"),
+        ("works_at", "worked_at"),
+        ("subscribed", "unsubscribed"),
+        ("mic_muted", "mic_unmuted"),
+        ("reopened_tickets", "closed_tickets"),
+    ],
+)
 def test_the_antonym_guard_scores_zero_whatever_the_vectors_say(a, b):
     assert opposed(a, b) and opposed(b, a)
     fake = {t: [1.0, 0.0] for t in texts_for(a, b)}  # the model claiming the two are identical
     assert name_similarity(a, b, fake) == 0.0
 
 
-@pytest.mark.parametrize("a,b", [
-    ("email", "email_verified"), ("os", "os_version"), ("api_key", "api_key_expiry"), ("objection", "resolved_objection"),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("email", "email_verified"),
+        ("os", "os_version"),
+        ("api_key", "api_key_expiry"),
+        ("objection", "resolved_objection"),
+    ],
+)
 def test_a_word_that_names_another_thing_keeps_related_names_apart(a, b):
     assert pair_score(d(a), d(b)) < DEFAULT_THRESHOLD
 
 
-@pytest.mark.parametrize("a,b", [
-    ("fav_color", "favorite_colour"), ("favourite_color", "favorite_colour"), ("colour_scheme", "color_scheme"),
-    ("organisation", "organization"), ("e_mail", "email"), ("phone_no", "phone_number"), ("tz", "time_zone"),
-    ("preferred_editor", "editor_preference"), ("pet_name", "name_of_pet"), ("email", "email_address"),
-    ("employer", "works_at"), ("indent_style", "indentation_style"),
-])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("fav_color", "favorite_colour"),
+        ("favourite_color", "favorite_colour"),
+        ("colour_scheme", "color_scheme"),
+        ("organisation", "organization"),
+        ("e_mail", "email"),
+        ("phone_no", "phone_number"),
+        ("tz", "time_zone"),
+        ("preferred_editor", "editor_preference"),
+        ("pet_name", "name_of_pet"),
+        ("email", "email_address"),
+        ("employer", "works_at"),
+        ("indent_style", "indentation_style"),
+    ],
+)
 def test_spelling_abbreviations_word_order_and_light_words_do_not_separate_names(a, b):
     assert pair_score(d(a), d(b)) == 1.0
 
@@ -145,12 +186,27 @@ def test_descriptions_that_share_nothing_veto_a_name_match():
 
 
 def test_near_duplicates_over_many_names_is_the_pairwise_rule():
-    names = ["car_model", "vehicle_model", "start_date", "end_date", "fav_color", "favorite_colour",
-             "doctor", "physician", "email", "email_verified", "budget"]
+    names = [
+        "car_model",
+        "vehicle_model",
+        "start_date",
+        "end_date",
+        "fav_color",
+        "favorite_colour",
+        "doctor",
+        "physician",
+        "email",
+        "email_verified",
+        "budget",
+    ]
     defs = {n: d(n) for n in names}
     found = {(a, b) for a, b, _ in matching.near_duplicates(defs)}
-    every = {(a, b) for i, a in enumerate(sorted(names)) for b in sorted(names)[i + 1:]
-             if matching.pair_score(defs[a], defs[b]) >= DEFAULT_THRESHOLD}
+    every = {
+        (a, b)
+        for i, a in enumerate(sorted(names))
+        for b in sorted(names)[i + 1 :]
+        if matching.pair_score(defs[a], defs[b]) >= DEFAULT_THRESHOLD
+    }
     assert found == every
     assert ("car_model", "vehicle_model") in found and ("fav_color", "favorite_colour") in found
     assert ("end_date", "start_date") not in found

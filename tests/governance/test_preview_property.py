@@ -34,16 +34,18 @@ event = st.tuples(
     st.integers(0, 200),  # day
     st.booleans(),  # a retraction?
 )
-change = st.sampled_from([
-    ("redefine", "one", {"cardinality": "multi"}),
-    ("redefine", "one", {"cardinality": "multi", "retroactive": True}),
-    ("redefine", "many", {"cardinality": "single"}),
-    ("redefine", "many", {"cardinality": "single", "retroactive": True}),
-    ("redefine", "other", {"add_excludes": ["many"], "retroactive": True}),
-    ("redefine", "many", {"add_excludes": ["done"], "retroactive": True}),
-    ("merge", "other", "one"),
-    ("promote", "other", None),
-])
+change = st.sampled_from(
+    [
+        ("redefine", "one", {"cardinality": "multi"}),
+        ("redefine", "one", {"cardinality": "multi", "retroactive": True}),
+        ("redefine", "many", {"cardinality": "single"}),
+        ("redefine", "many", {"cardinality": "single", "retroactive": True}),
+        ("redefine", "other", {"add_excludes": ["many"], "retroactive": True}),
+        ("redefine", "many", {"add_excludes": ["done"], "retroactive": True}),
+        ("merge", "other", "one"),
+        ("promote", "other", None),
+    ]
+)
 
 
 class Clock:
@@ -101,8 +103,11 @@ def test_preview_after_is_what_apply_gives(log, staged):
             got = after.get((c.subject, c.predicate), [])
             assert got == sorted(value_key(v) for v in c.after), (c, got)
             at = START + 100 * DAY_NS
-            then = sorted(b.key for b in memory.read_pair(c.subject, c.predicate, at)) if c.predicate in (
-                memory.timeline().predicates()) else []
+            then = (
+                sorted(b.key for b in memory.read_pair(c.subject, c.predicate, at))
+                if c.predicate in (memory.timeline().predicates())
+                else []
+            )
             if c.after_as_of is not None:
                 assert then == sorted(value_key(v) for v in c.after_as_of), (c, then)
         for pair, vals in before.items():

@@ -7,6 +7,7 @@ exclude) and P the last of them, on SQLite and on PostgreSQL.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import pytest
@@ -38,20 +39,22 @@ event = st.tuples(
     st.integers(0, 120),  # day
     st.booleans(),  # a retraction?
 )
-change = st.sampled_from([
-    ("redefine", "one", {"cardinality": "multi"}),
-    ("redefine", "one", {"cardinality": "multi", "retroactive": True}),
-    ("redefine", "many", {"cardinality": "single"}),
-    ("redefine", "many", {"cardinality": "single", "retroactive": True}),
-    ("redefine", "other", {"add_excludes": ["many"], "retroactive": True}),
-    ("merge", "other", "one"),
-    ("split", "other", None),
-    ("define", "fresh", None),
-    ("promote", "other", None),
-    ("load", "many", None),
-    ("confirm", None, None),
-    ("exclude", None, None),
-])
+change = st.sampled_from(
+    [
+        ("redefine", "one", {"cardinality": "multi"}),
+        ("redefine", "one", {"cardinality": "multi", "retroactive": True}),
+        ("redefine", "many", {"cardinality": "single"}),
+        ("redefine", "many", {"cardinality": "single", "retroactive": True}),
+        ("redefine", "other", {"add_excludes": ["many"], "retroactive": True}),
+        ("merge", "other", "one"),
+        ("split", "other", None),
+        ("define", "fresh", None),
+        ("promote", "other", None),
+        ("load", "many", None),
+        ("confirm", None, None),
+        ("exclude", None, None),
+    ]
+)
 # conflict decisions write operator statements: drawn as often as every registry change together
 last_change = st.one_of(change, st.just(("confirm", None, None)), st.just(("exclude", None, None)))
 _names = itertools.count()
@@ -79,10 +82,13 @@ def stage(stager: Stager, kind: str, name, arg):
     if kind == "promote":
         return stager.promote(name, match=r"^(\w)$")
     if kind == "load":  # what a registry file turning `many` single and adding `extra` declares
-        return stager.registry_records([
-            RegistryRecord("declare", name, definition=Definition(name, "single")),
-            RegistryRecord("declare", "extra", definition=Definition("extra", "multi")),
-        ], "load registry test")
+        return stager.registry_records(
+            [
+                RegistryRecord("declare", name, definition=Definition(name, "single")),
+                RegistryRecord("declare", "extra", definition=Definition("extra", "multi")),
+            ],
+            "load registry test",
+        )
     found = find_conflicts(memory).conflicts
     if not found:
         raise PlanError("no conflict")
@@ -105,8 +111,9 @@ def backend_for_examples(backend):
     return backend
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(log=st.lists(event, min_size=1, max_size=20), prefix=st.lists(change, max_size=3), last=last_change)
 def test_revert_restores_every_answer_at_every_instant(backend_for_examples, log, prefix, last):
     clock = Clock()
@@ -123,11 +130,12 @@ def test_revert_restores_every_answer_at_every_instant(backend_for_examples, log
             memory.remember(s, p, v, at=at)
     stager = Stager(memory, memory.store.collection, "prop")
     for kind, name, arg in prefix:
-        try:
+        # a change that cannot be staged here (nothing to change, no conflict, ...) is skipped
+        with contextlib.suppress(PlanError):
             apply(memory, stage(stager, kind, name, arg))
-        except PlanError:
-            pass  # a change that cannot be staged here (nothing to change, no conflict, ...)
-    instants = sorted({START + day * DAY_NS for *_, day, _ in log} | {START, START + 1, START + 300 * DAY_NS, NOW + 400 * DAY_NS})  # the last one: "now", after every plan
+    instants = sorted(
+        {START + day * DAY_NS for *_, day, _ in log} | {START, START + 1, START + 300 * DAY_NS, NOW + 400 * DAY_NS}
+    )  # the last one: "now", after every plan
     instants += [i - 1 for i in instants]
     before = every_answer(memory, instants)
     try:

@@ -44,7 +44,10 @@ def test_remember_reports_displaced_and_already_known(memory: Memory):
 def test_replaces_withdraws_across_predicates_and_reports_unreplaced(memory: Memory):
     memory.remember("user", "goal", "run a marathon", at=T("2026-02-01"))
     r = memory.remember(
-        "user", "did", "run a marathon", at=T("2026-05-01"),
+        "user",
+        "did",
+        "run a marathon",
+        at=T("2026-05-01"),
         replaces=[("goal", "run a marathon"), ("goal", "learn piano")],
     )
     assert [(b.predicate, b.value) for b in r.displaced] == [("goal", "run a marathon")]
@@ -93,31 +96,67 @@ def test_typed_values_are_parsed_and_stored_in_their_form(memory: Memory):
     "call, error, message",
     [
         (dict(subject="  ", predicate="prefers_editor", value="vim"), InvalidInput, "subject must not be empty"),
-        (dict(subject="u", predicate="Prefers Editor", value="vim"), InvalidInput,
-         "predicate must be snake_case (e.g. prefers_editor) of at most 64 bytes, got 'Prefers Editor'"),
-        (dict(subject="u", predicate="favourite_editor", value="vim"), UnknownPredicate,
-         "predicate 'favourite_editor' is not in the registry; registered predicates are: budget_confirmed, close_date"),
-        (dict(subject="u", predicate="deal_value", value="lots"), InvalidInput,
-         "deal_value expects a number value, got string 'lots'"),
-        (dict(subject="u", predicate="budget_confirmed", value="yes"), InvalidInput,
-         "budget_confirmed expects a boolean value, got string 'yes'"),
-        (dict(subject="u", predicate="deal_stage", value="maybe"), InvalidInput,
-         "deal_stage expects one of: lead, qualified, won, lost; got 'maybe'"),
-        (dict(subject="u", predicate="close_date", value="next week"), InvalidInput,
-         "close_date expects a date such as 2026-10-01 or an RFC3339 time, got 'next week'"),
-        (dict(subject="u", predicate="prefers_editor", value="vim", confidence=1.5), InvalidInput,
-         "confidence must be in [0, 1], got 1.5"),
-        (dict(subject="u", predicate="prefers_editor", value="vim", source="rumour"), InvalidInput,
-         'source must be "user_stated", "agent_inferred", "tool_result", or "operator", got \'rumour\''),
-        (dict(subject="u", predicate="prefers_editor", value="vim", kind="opinion"), InvalidInput,
-         "kind must be \"fact\" or \"preference\", got 'opinion'"),
-        (dict(subject="u", predicate="prefers_editor", value="vim", evidence="x" * 2049), InvalidInput,
-         "evidence must be UTF-8 of at most 2048 bytes"),
-        (dict(subject="u", predicate="prefers_editor", value="vim", at=NOW + 3600 * 10**9), InvalidInput,
-         "is in the future; a statement can only be recorded as made now or earlier"),
+        (
+            dict(subject="u", predicate="Prefers Editor", value="vim"),
+            InvalidInput,
+            "predicate must be snake_case (e.g. prefers_editor) of at most 64 bytes, got 'Prefers Editor'",
+        ),
+        (
+            dict(subject="u", predicate="favourite_editor", value="vim"),
+            UnknownPredicate,
+            "predicate 'favourite_editor' is not in the registry; registered predicates are: budget_confirmed, close_date",
+        ),
+        (
+            dict(subject="u", predicate="deal_value", value="lots"),
+            InvalidInput,
+            "deal_value expects a number value, got string 'lots'",
+        ),
+        (
+            dict(subject="u", predicate="budget_confirmed", value="yes"),
+            InvalidInput,
+            "budget_confirmed expects a boolean value, got string 'yes'",
+        ),
+        (
+            dict(subject="u", predicate="deal_stage", value="maybe"),
+            InvalidInput,
+            "deal_stage expects one of: lead, qualified, won, lost; got 'maybe'",
+        ),
+        (
+            dict(subject="u", predicate="close_date", value="next week"),
+            InvalidInput,
+            "close_date expects a date such as 2026-10-01 or an RFC3339 time, got 'next week'",
+        ),
+        (
+            dict(subject="u", predicate="prefers_editor", value="vim", confidence=1.5),
+            InvalidInput,
+            "confidence must be in [0, 1], got 1.5",
+        ),
+        (
+            dict(subject="u", predicate="prefers_editor", value="vim", source="rumour"),
+            InvalidInput,
+            'source must be "user_stated", "agent_inferred", "tool_result", or "operator", got \'rumour\'',
+        ),
+        (
+            dict(subject="u", predicate="prefers_editor", value="vim", kind="opinion"),
+            InvalidInput,
+            'kind must be "fact" or "preference", got \'opinion\'',
+        ),
+        (
+            dict(subject="u", predicate="prefers_editor", value="vim", evidence="x" * 2049),
+            InvalidInput,
+            "evidence must be UTF-8 of at most 2048 bytes",
+        ),
+        (
+            dict(subject="u", predicate="prefers_editor", value="vim", at=NOW + 3600 * 10**9),
+            InvalidInput,
+            "is in the future; a statement can only be recorded as made now or earlier",
+        ),
         (dict(subject="u", predicate="prefers_editor", value="   "), InvalidInput, "value must not be empty"),
-        (dict(subject="recall:registry", predicate="prefers_editor", value="vim"), InvalidInput,
-         "is reserved for the engine's own records"),
+        (
+            dict(subject="recall:registry", predicate="prefers_editor", value="vim"),
+            InvalidInput,
+            "is reserved for the engine's own records",
+        ),
     ],
 )
 def test_validation_errors_say_what_is_wrong_and_write_nothing(memory: Memory, call, error, message):
@@ -195,7 +234,9 @@ def test_pair_history_limit_is_refused_not_truncated(memory: Memory, monkeypatch
     monkeypatch.setattr(mem, "MAX_PAIR_EVENTS", 3)
     for i in range(3):
         memory.remember("user", "uses_technology", f"t{i}", at=T("2026-03-01") + i)
-    with pytest.raises(LimitExceeded, match="the pair user/uses_technology has 3 events and the limit is 3; the write is refused"):
+    with pytest.raises(
+        LimitExceeded, match="the pair user/uses_technology has 3 events and the limit is 3; the write is refused"
+    ):
         memory.remember("user", "uses_technology", "t9")
     # restating a held value on a full pair is not new information: already known, nothing written
     pos = memory.store.position()

@@ -55,8 +55,12 @@ def test_a_retracted_pair_answers_nothing(memory: Memory):
 
 @pytest.mark.parametrize(
     "text, limit, message",
-    [("   ", 10, "search needs some text"), ("vim", 0, "limit must be between 1 and 1000"),
-     ("vim", 1001, "limit must be between 1 and 1000"), ("x" * 40_000, 10, "at most 32768 bytes")],
+    [
+        ("   ", 10, "search needs some text"),
+        ("vim", 0, "limit must be between 1 and 1000"),
+        ("vim", 1001, "limit must be between 1 and 1000"),
+        ("x" * 40_000, 10, "at most 32768 bytes"),
+    ],
 )
 def test_bad_searches_say_what_is_wrong(memory: Memory, text, limit, message):
     with pytest.raises(InvalidInput) as exc:

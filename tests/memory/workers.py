@@ -32,7 +32,9 @@ def replaces_forever(url: str, run: str) -> None:
     while True:
         subject = f"crash-{run}-{k}"
         memory.remember(subject, "goal", "run a marathon", at=BASE + k * 10**9)
-        memory.remember(subject, "did", "run a marathon", at=BASE + k * 10**9 + 1, replaces=[("goal", "run a marathon")])
+        memory.remember(
+            subject, "did", "run a marathon", at=BASE + k * 10**9 + 1, replaces=[("goal", "run a marathon")]
+        )
         k += 1
         if k == 1:
             print("started", flush=True)

@@ -72,9 +72,17 @@ def test_append_returns_the_new_position_and_positions_only_grow(store):
 
 def test_appended_events_read_back_equal(store):
     e = ev(
-        "user", "prefers_editor", "Zed", 1, kind="preference", confidence=0.75, source="agent_inferred",
-        evidence="I switched to Zed last week", evidence_id="m-000000000000000000000001",
-        replaces=[Replace("prefers_editor", "vim"), Replace("uses_editor", "vim")], caused_by="m-x",
+        "user",
+        "prefers_editor",
+        "Zed",
+        1,
+        kind="preference",
+        confidence=0.75,
+        source="agent_inferred",
+        evidence="I switched to Zed last week",
+        evidence_id="m-000000000000000000000001",
+        replaces=[Replace("prefers_editor", "vim"), Replace("uses_editor", "vim")],
+        caused_by="m-x",
     )
     n = ev("user", "height_cm", 181.5, 2)
     b = ev("user", "vegetarian", True, 3)
@@ -271,21 +279,23 @@ def test_streams_end_where_the_log_stood_when_they_were_asked_for(store):
 
 
 def test_shared_values_finds_one_value_under_two_names(store):
-    store.append([
-        ev("user", "likes", "Mango"),
-        ev("user", "dislikes", "mango", 1),
-        ev("user", "favorite_fruit", "MANGO", 2),
-        ev("user", "likes", "kiwi", 3),
-        ev("user", "likes", "kiwi", 4),  # the same name twice is not a conflict
-        ev("user", "likes", "pear", 5),
-        ev("user", "dislikes", "pear", 6, retraction=True),  # retractions do not count
-        ev("ann", "likes", "tea", 0),
-        ev("ann", "drinks", "Tea", 1),
-        ev(REGISTRY_SUBJECT, REGISTRY_PREDICATE, "x", 0),
-        ev(REGISTRY_SUBJECT, "note", "x", 1),
-        ev(REVIEW_SUBJECT, REVIEW_PREDICATE, "y", 0),
-        ev(REVIEW_SUBJECT, "note", "y", 1),
-    ])
+    store.append(
+        [
+            ev("user", "likes", "Mango"),
+            ev("user", "dislikes", "mango", 1),
+            ev("user", "favorite_fruit", "MANGO", 2),
+            ev("user", "likes", "kiwi", 3),
+            ev("user", "likes", "kiwi", 4),  # the same name twice is not a conflict
+            ev("user", "likes", "pear", 5),
+            ev("user", "dislikes", "pear", 6, retraction=True),  # retractions do not count
+            ev("ann", "likes", "tea", 0),
+            ev("ann", "drinks", "Tea", 1),
+            ev(REGISTRY_SUBJECT, REGISTRY_PREDICATE, "x", 0),
+            ev(REGISTRY_SUBJECT, "note", "x", 1),
+            ev(REVIEW_SUBJECT, REVIEW_PREDICATE, "y", 0),
+            ev(REVIEW_SUBJECT, "note", "y", 1),
+        ]
+    )
     found = sorted(store.shared_values())
     assert found == [
         ("ann", "s:tea", ["drinks", "likes"]),
@@ -306,16 +316,18 @@ def test_registry_events_are_the_registry_pair_only(store):
 
 
 def test_subjects_pairs_and_predicate_counts(store):
-    store.append([
-        ev("user", "likes", "tea"),
-        ev("user", "likes", "coffee", 1),
-        ev("user", "lives_in", "Berlin", 2),
-        ev("ursula", "likes", "tea", 3),
-        ev("ann", "likes", "tea", 4),
-        ev("ann", "lives_in", "Oslo", 5),
-        ev(REGISTRY_SUBJECT, REGISTRY_PREDICATE, "x", 6),
-        ev(REVIEW_SUBJECT, REVIEW_PREDICATE, "y", 7),
-    ])
+    store.append(
+        [
+            ev("user", "likes", "tea"),
+            ev("user", "likes", "coffee", 1),
+            ev("user", "lives_in", "Berlin", 2),
+            ev("ursula", "likes", "tea", 3),
+            ev("ann", "likes", "tea", 4),
+            ev("ann", "lives_in", "Oslo", 5),
+            ev(REGISTRY_SUBJECT, REGISTRY_PREDICATE, "x", 6),
+            ev(REVIEW_SUBJECT, REVIEW_PREDICATE, "y", 7),
+        ]
+    )
     assert store.subjects() == [("user", 3), ("ann", 2), ("ursula", 1)]
     assert store.subjects(prefix="u") == [("user", 3), ("ursula", 1)]
     assert store.subjects(prefix="us") == [("user", 3)]

@@ -8,6 +8,7 @@ COPY, and several processes appending at once.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -28,8 +29,8 @@ from recall_engine.embed import embed
 from recall_engine.errors import IncompleteHistory, InvalidEvent, NotFound, ReadOnlyStore, StorageError
 from recall_engine.records import Event, Replace, make_event
 from recall_engine.storage import open_backend
-from recall_engine.storage.postgres.backend import PostgresBackend
 from recall_engine.storage.common import SCHEMA_VERSION
+from recall_engine.storage.postgres.backend import PostgresBackend
 from tests.pg_server import database_url, fresh_database
 
 pytestmark = pytest.mark.postgres
@@ -59,10 +60,8 @@ def admin(db: str):
 
 def _role(pg_url: str, name: str, *extra: str) -> None:
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        try:
+        with contextlib.suppress(psycopg.errors.DuplicateObject):
             conn.execute(f"CREATE ROLE {name} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE")
-        except psycopg.errors.DuplicateObject:
-            pass
         for statement in extra:
             conn.execute(statement)
 
@@ -200,9 +199,8 @@ def test_read_only_mode_refuses_writes_and_the_session_is_read_only(db: str) -> 
         # the database session itself refuses a write
         with backend.connection("a write behind the store's back") as conn:
             assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
-        with pytest.raises(ReadOnlyStore):
-            with backend.connection("a write behind the store's back") as conn:
-                conn.execute("INSERT INTO recall.collections (name) VALUES ('sneaky')")
+        with pytest.raises(ReadOnlyStore), backend.connection("a write behind the store's back") as conn:
+            conn.execute("INSERT INTO recall.collections (name) VALUES ('sneaky')")
     with PostgresBackend(db) as backend:
         assert backend.store("memories").count() == 3
         assert [n for n, _ in backend.collections()] == ["memories"]
@@ -422,8 +420,12 @@ def test_a_failed_append_writes_nothing(db: str) -> None:
 def test_bulk_import_uses_copy_per_batch_and_reports_progress(db: str) -> None:
     evs = _events(250)
     evs[7] = make_event(
-        "ana", "likes", "Crème brûlée", T0 + 7,
-        evidence="she said: I love crème brûlée", replaces=[Replace("dislikes", "cake")],
+        "ana",
+        "likes",
+        "Crème brûlée",
+        T0 + 7,
+        evidence="she said: I love crème brûlée",
+        replaces=[Replace("dislikes", "cake")],
     )
     seen: list[tuple[int, int]] = []
     with PostgresBackend(db) as backend:
@@ -477,8 +479,7 @@ def test_several_processes_append_at_once_and_no_event_is_lost(db: str) -> None:
         store = backend.store("memories")
         env = dict(os.environ, PYTHONPATH=str(REPO))
         procs = [
-            subprocess.Popen([sys.executable, "-c", _WORKER, db, str(w), "60"], env=env, cwd=REPO)
-            for w in range(4)
+            subprocess.Popen([sys.executable, "-c", _WORKER, db, str(w), "60"], env=env, cwd=REPO) for w in range(4)
         ]
         seen: list[int] = []
         mark = 0

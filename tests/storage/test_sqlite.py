@@ -20,11 +20,11 @@ from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, ReadOnlyS
 from recall_engine.instants import NS, parse_instant
 from recall_engine.records import Replace, make_event
 from recall_engine.storage import display_url, open_backend
-from recall_engine.storage.sqlite.backend import SQLiteBackend
 from recall_engine.storage.common import SCHEMA_VERSION
+from recall_engine.storage.sqlite.backend import SQLiteBackend
 from recall_engine.storage.sqlite.schema import SECONDARY_INDEXES
-from recall_engine.storage.urls import ACCEPTED_FORMS
 from recall_engine.storage.sqlite.vectors import SparseVectors
+from recall_engine.storage.urls import ACCEPTED_FORMS
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = parse_instant("2026-03-01T09:00:00Z")
@@ -104,8 +104,7 @@ def test_a_path_in_a_missing_folder_is_refused(tmp_path):
         ),
         (
             "sqlite:///",
-            "store URL 'sqlite:///' names no file (an in-memory store is not supported); "
-            f"accepted: {ACCEPTED_FORMS}",
+            f"store URL 'sqlite:///' names no file (an in-memory store is not supported); accepted: {ACCEPTED_FORMS}",
         ),
         (
             "host=db.example user=ann password=s3cret dbname=recall",
@@ -133,8 +132,10 @@ def test_accepted_forms_name_every_form():
     [
         ("postgresql://ann:s3cret@db.example:5432/recall", "postgresql://ann:***@db.example:5432/recall"),
         ("postgres://ann:p%40ss@db/recall?sslmode=require", "postgres://ann:***@db/recall?sslmode=require"),
-        ("postgresql://ann@db/recall?password=s3cret&sslmode=require",
-         "postgresql://ann@db/recall?password=***&sslmode=require"),
+        (
+            "postgresql://ann@db/recall?password=s3cret&sslmode=require",
+            "postgresql://ann@db/recall?password=***&sslmode=require",
+        ),
         ("postgresql://ann@db/recall", "postgresql://ann@db/recall"),
         ("postgresql://postgres:@/postgres?host=/tmp/pg", "postgresql://postgres:***@/postgres?host=/tmp/pg"),
         ("postgresql://ann:s3cret@[::1", "postgresql://ann:***@[::1"),  # unparseable, still hidden
@@ -377,7 +378,9 @@ def test_a_batch_refused_by_the_database_leaves_nothing(db):
         assert store.replacing_events("user", ["likes"]) == [] and store.keyword_search("coffee", 3) == []
         conn = raw(db)
         for table in ("events", "event_vectors_1", "event_replaces"):
-            assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == (0 if table == "event_replaces" else 1)
+            assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == (
+                0 if table == "event_replaces" else 1
+            )
 
 
 def test_a_writer_that_cannot_get_the_write_lock_gives_up_and_writes_nothing(db):
@@ -445,8 +448,13 @@ def test_several_processes_writing_one_file_lose_nothing(db):
     # they also race to create the file, its schema and the collection
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(db), who], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), who],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         for who in ("ann", "bob", "cid")
     ]
     for p in procs:

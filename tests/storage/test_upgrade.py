@@ -102,7 +102,8 @@ def _structure(path: Path) -> dict:
                 for _, name, unique, *_ in conn.execute(f"PRAGMA index_list({table})")
             )
         out["triggers"] = sorted(
-            (name, table) for name, table in conn.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'")
+            (name, table)
+            for name, table in conn.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger'")
         )
         out["without rowid"] = sorted(
             conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE '%WITHOUT ROWID%'")

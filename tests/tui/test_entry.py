@@ -16,11 +16,29 @@ def test_cli_tui_command_passes_every_global_option(monkeypatch: Any, store_url:
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(recall_tui.app, "main", lambda **kw: seen.update(kw))
-    result = CliRunner().invoke(app, ["--store", store_url, "--collection", "memories", "--operator", "ops",
-                                      "--read-only", "--match-threshold", "0.75", "tui"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "--store",
+            store_url,
+            "--collection",
+            "memories",
+            "--operator",
+            "ops",
+            "--read-only",
+            "--match-threshold",
+            "0.75",
+            "tui",
+        ],
+    )
     assert result.exit_code == 0, result.output
-    assert seen == {"store_url": store_url, "collection": "memories", "operator": "ops", "read_only": True,
-                    "match_threshold": 0.75}
+    assert seen == {
+        "store_url": store_url,
+        "collection": "memories",
+        "operator": "ops",
+        "read_only": True,
+        "match_threshold": 0.75,
+    }
 
 
 def test_the_app_opens_its_session_with_the_match_threshold(store_url: str) -> None:
@@ -41,5 +59,10 @@ def test_module_entry_goes_through_the_cli(monkeypatch: Any) -> None:
         runpy.run_module("recall_tui", run_name="__main__")
     except SystemExit as exc:  # click ends the process on its own
         assert exc.code in (0, None)
-    assert made == {"store_url": "sqlite:///x.db", "collection": "support", "operator": "ops", "read_only": False,
-                    "match_threshold": None}
+    assert made == {
+        "store_url": "sqlite:///x.db",
+        "collection": "support",
+        "operator": "ops",
+        "read_only": False,
+        "match_threshold": None,
+    }

@@ -37,8 +37,15 @@ async def choose_pair(pilot: Any, subject: str, predicate: str) -> None:
 async def submit_form(pilot: Any, **values: str) -> None:
     app = pilot.app
     # pushed is not composed: wait until the form's own fields exist
-    await wait_for(pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit")
-                   and all(app.screen.query(f"#f-{name}") for name in values), what="the form")
+    await wait_for(
+        pilot,
+        lambda: (
+            isinstance(app.screen, FormScreen)
+            and app.screen.query("#submit")
+            and all(app.screen.query(f"#f-{name}") for name in values)
+        ),
+        what="the form",
+    )
     for name, value in values.items():
         app.screen.query_one(f"#f-{name}").value = value
     await pilot.press("ctrl+s")
@@ -288,8 +295,9 @@ def test_stale_plan_is_explained_and_replanned(make_app: Any) -> None:
             tray = await staged(pilot)
             first = tray.preview.plan.id
             # another agent writes to a pair in the plan's scope
-            app.memory.remember("erin", "editor_preference", "nano", at=parse_instant("2026-11-01"),
-                                source="agent_inferred")
+            app.memory.remember(
+                "erin", "editor_preference", "nano", at=parse_instant("2026-11-01"), source="agent_inferred"
+            )
             await pilot.press("A")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
             await pilot.press("y")
@@ -323,8 +331,11 @@ def test_preview_compares_answers_as_of_an_instant(make_app: Any) -> None:
             await pilot.press("c")
             assert app.focused.id == "plan-as-of"
             await pilot.press(*"2026-04-20", "enter")
-            await wait_for(pilot, lambda: tray.preview.impact.changes and
-                           tray.preview.impact.changes[0].before_as_of is not None, what="as-of compare")
+            await wait_for(
+                pilot,
+                lambda: tray.preview.impact.changes and tray.preview.impact.changes[0].before_as_of is not None,
+                what="as-of compare",
+            )
             table = tray.query_one("#plan-changes", DataTable)
             assert any("as of" in str(c.label) for c in table.columns.values())
 

@@ -9,10 +9,10 @@ from typing import Any
 from textual.widgets import DataTable, Input
 
 from .conftest import SIZE, idle, ready, wait_for
-
-SMALL = (80, 24)  # the smallest terminal docs/tui.md supports
 from .test_console import confirm_apply
 from .test_flows import choose_pair, staged, submit_form
+
+SMALL = (80, 24)  # the smallest terminal docs/tui.md supports
 
 
 async def history_as_of(pilot: Any) -> None:

@@ -59,11 +59,17 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
                         yield Label(Text(f.label), classes="field-label")
                         if f.kind == "select":
                             known = any(v == f.value for _, v in f.options)
-                            yield Select(list(f.options), value=f.value if known else Select.BLANK,
-                                         allow_blank=not known, id=f"f-{f.name}", compact=True)
+                            yield Select(
+                                list(f.options),
+                                value=f.value if known else Select.BLANK,
+                                allow_blank=not known,
+                                id=f"f-{f.name}",
+                                compact=True,
+                            )
                         else:
-                            yield Input(value=str(f.value or ""), placeholder=f.placeholder, id=f"f-{f.name}",
-                                        compact=True)
+                            yield Input(
+                                value=str(f.value or ""), placeholder=f.placeholder, id=f"f-{f.name}", compact=True
+                            )
                     if f.help:
                         yield Label(Text(f.help), classes="field-help")
             with Horizontal(classes="dialog-buttons"):

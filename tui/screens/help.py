@@ -13,13 +13,25 @@ from textual.widgets import Label, Static
 from ..actions import ACTIONS
 
 SCOPES = {
-    "app": "Anywhere", "pairs": "Subjects and pairs", "history": "Pair history", "explain": "Explain",
-    "diff": "Diff", "registry": "Registry", "conflicts": "Queues: conflicts", "vocab": "Queues: vocabulary",
-    "notes": "Queues: notes", "plan": "Plan tray",
+    "app": "Anywhere",
+    "pairs": "Subjects and pairs",
+    "history": "Pair history",
+    "explain": "Explain",
+    "diff": "Diff",
+    "registry": "Registry",
+    "conflicts": "Queues: conflicts",
+    "vocab": "Queues: vocabulary",
+    "notes": "Queues: notes",
+    "plan": "Plan tray",
 }
 
-KEY_NAMES = {"slash": "/", "question_mark": "?", "left_square_bracket": "[", "right_square_bracket": "]",
-             "enter": "Enter"}
+KEY_NAMES = {
+    "slash": "/",
+    "question_mark": "?",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "enter": "Enter",
+}
 
 
 def key_text(key: str | None, display: str | None) -> str:

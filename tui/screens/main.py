@@ -15,8 +15,6 @@ from recall_engine.instants import parse_instant
 from .. import format as fmt
 from ..messages import PairChosen, Selection, ShowView, StagePlan, StepPair, StoreChanged, SubjectChosen, TrayChanged
 from ..services import AppNode
-from ..widgets.subject_list import SubjectList
-from ..widgets.view_tabs import ViewTabs
 from ..views.diff import DiffView
 from ..views.explain import ExplainView
 from ..views.history import HistoryView
@@ -24,13 +22,24 @@ from ..views.pairs import PairsView
 from ..views.plan import PlanTray
 from ..views.queues import QueuesView
 from ..views.registry import RegistryView
+from ..widgets.subject_list import SubjectList
+from ..widgets.view_tabs import ViewTabs
 
 VIEWS = ("pairs", "history", "explain", "diff", "registry", "queues", "plan")
-TITLES = {"pairs": "1 Pairs", "history": "2 History", "explain": "3 Explain", "diff": "4 Diff",
-          "registry": "5 Registry", "queues": "6 Queues", "plan": "7 Plan"}
+TITLES = {
+    "pairs": "1 Pairs",
+    "history": "2 History",
+    "explain": "3 Explain",
+    "diff": "4 Diff",
+    "registry": "5 Registry",
+    "queues": "6 Queues",
+    "plan": "7 Plan",
+}
 QUEUES = ("conflicts", "vocab", "notes")
-READ_ONLY = ("The store is open read-only (--read-only): staging, apply and review decisions are off. "
-             "Open it without --read-only to change it.")
+READ_ONLY = (
+    "The store is open read-only (--read-only): staging, apply and review decisions are off. "
+    "Open it without --read-only to change it."
+)
 REVEAL_AFTER = 0.25  # seconds a pair's view may take to read before it is shown without its data
 
 
@@ -117,7 +126,8 @@ class MainScreen(AppNode, Screen[None]):
     def session_failed(self, title: str, text: str) -> None:
         self.query_one("#startup LoadingIndicator").display = False
         self.query_one("#startup-error", Static).update(
-            f"[b red]Cannot open the store[/b red]\n\n{fmt.esc(title)}: {fmt.esc(text)}\n\n[dim]q quits[/dim]")
+            f"[b red]Cannot open the store[/b red]\n\n{fmt.esc(title)}: {fmt.esc(text)}\n\n[dim]q quits[/dim]"
+        )
 
     # --- views -----------------------------------------------------------------------
 
@@ -127,9 +137,18 @@ class MainScreen(AppNode, Screen[None]):
 
     def view(self, name: str) -> Any:
         """A view by name (each view has its own class; callers know which they asked for)."""
-        ids = {"pairs": "#pairs-view", "history": "#history-view", "explain": "#explain-view", "diff": "#diff-view",
-               "registry": "#registry-view", "queues": "#queues-view", "plan": "#plan-view",
-               "conflicts": "#conflicts", "vocab": "#vocab", "notes": "#notes"}
+        ids = {
+            "pairs": "#pairs-view",
+            "history": "#history-view",
+            "explain": "#explain-view",
+            "diff": "#diff-view",
+            "registry": "#registry-view",
+            "queues": "#queues-view",
+            "plan": "#plan-view",
+            "conflicts": "#conflicts",
+            "vocab": "#vocab",
+            "notes": "#notes",
+        }
         return self.query_one(ids[name])
 
     @property
@@ -161,9 +180,14 @@ class MainScreen(AppNode, Screen[None]):
 
     def _focus_view(self, name: str) -> None:
         """Give the view's main list the focus (a focused widget left in a hidden view would switch back)."""
-        target = {"pairs": "#pairs-table", "history": "#history-table", "explain": "#explain-scroll",
-                  "diff": "#diff-table", "registry": "#predicates-table",
-                  "plan": "#plan-changes"}.get(name)
+        target = {
+            "pairs": "#pairs-table",
+            "history": "#history-table",
+            "explain": "#explain-scroll",
+            "diff": "#diff-table",
+            "registry": "#predicates-table",
+            "plan": "#plan-changes",
+        }.get(name)
         if name == "queues":
             inner = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")
             target = {"conflicts": "#conflicts-table", "vocab": "#inbox-table", "notes": "#clusters-table"}[inner]

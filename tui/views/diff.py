@@ -32,8 +32,9 @@ class DiffView(ServiceCalls, Vertical):
             yield Label("subject", classes="bar-label")
             yield Input(placeholder="blank: the whole store", id="diff-subject", compact=True)
             yield Button("Compare", id="diff-go", compact=True, variant="primary")
-        yield Label("Press i to type two instants (a day or RFC3339), then Enter.", id="diff-summary",
-                    classes="view-title")
+        yield Label(
+            "Press i to type two instants (a day or RFC3339), then Enter.", id="diff-summary", classes="view-title"
+        )
         yield LoadingIndicator(id="diff-loading")
         table: DataTable = DataTable(id="diff-table", cursor_type="row")
         for name in ("subject", "predicate", "before", "after", "began", "stopped"):  # values, no instants
@@ -74,11 +75,19 @@ class DiffView(ServiceCalls, Vertical):
             return
         memory = self.app.memory
         where = subject or "the whole store"
-        self.query_one("#diff-summary", Label).update(f"Comparing {fmt.esc(where)} between {fmt.instant(start)} and "
-                                                      f"{fmt.instant(end)}…")
+        self.query_one("#diff-summary", Label).update(
+            f"Comparing {fmt.esc(where)} between {fmt.instant(start)} and {fmt.instant(end)}…"
+        )
         self.query_one("#diff-loading").display = True
-        self.call_service(memory.diff, start, end, subject, then=lambda ch: self._show(ch, start, end, where),
-                          failed=lambda _: self._done(), group="diff")
+        self.call_service(
+            memory.diff,
+            start,
+            end,
+            subject,
+            then=lambda ch: self._show(ch, start, end, where),
+            failed=lambda _: self._done(),
+            group="diff",
+        )
 
     def _done(self) -> None:
         self.query_one("#diff-loading").display = False
@@ -89,9 +98,16 @@ class DiffView(ServiceCalls, Vertical):
         table = self.query_one("#diff-table", DataTable)
         table.clear()
         for c in changes:
-            table.add_row(*fmt.cells(c.subject, c.predicate, Text(fmt.clip(fmt.values(c.before), 40), style="red"),
-                                     Text(fmt.clip(fmt.values(c.after), 40), style="green"),
-                                     fmt.clip(fmt.values(c.began), 30), fmt.clip(fmt.values(c.stopped), 30)))
+            table.add_row(
+                *fmt.cells(
+                    c.subject,
+                    c.predicate,
+                    Text(fmt.clip(fmt.values(c.before), 40), style="red"),
+                    Text(fmt.clip(fmt.values(c.after), 40), style="green"),
+                    fmt.clip(fmt.values(c.began), 30),
+                    fmt.clip(fmt.values(c.stopped), 30),
+                )
+            )
         subjects = len({c.subject for c in changes})
         table.focus()
         self.query_one("#diff-summary", Label).update(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -19,13 +19,20 @@ from ..actions import bindings
 from ..messages import Selection
 from ..services import ServiceCalls
 
-
 NO_WRAP = {"at", "event", "held", "op", "operator", "plan"}
 
 
 def _table(title: str, *columns: str) -> Table:
-    t = Table(title=title, title_justify="left", title_style="bold yellow", expand=True, show_edge=False,
-              pad_edge=False, box=None, header_style="dim")
+    t = Table(
+        title=title,
+        title_justify="left",
+        title_style="bold yellow",
+        expand=True,
+        show_edge=False,
+        pad_edge=False,
+        box=None,
+        header_style="dim",
+    )
     for c in columns:
         if c in NO_WRAP:
             t.add_column(c, no_wrap=True)
@@ -45,8 +52,15 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
 
     why = _table("Why each value", "value", "held", "reason", "event", "at")
     for r in x.reasons:
-        why.add_row(*fmt.cells(fmt.values([r.value]), Text("yes", style="green") if r.held else Text("no", style="red"),
-                               fmt.text(r.reason), fmt.text(r.event_id), fmt.instant(r.at)))
+        why.add_row(
+            *fmt.cells(
+                fmt.values([r.value]),
+                Text("yes", style="green") if r.held else Text("no", style="red"),
+                fmt.text(r.reason),
+                fmt.text(r.event_id),
+                fmt.instant(r.at),
+            )
+        )
     parts.append(why)
 
     rule = Text()
@@ -64,24 +78,43 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
             rule.append(f"; allowed {fmt.text(', '.join(d.allowed))}")
         if a.deciding_record is not None:
             deciding = x.rules[a.deciding_record]
-            rule.append(f"\n  set by {deciding.op} of {fmt.text(deciding.name)} at {fmt.instant(deciding.at)}: "
-                        f"{fmt.text(deciding.change)}", style="dim")
+            rule.append(
+                f"\n  set by {deciding.op} of {fmt.text(deciding.name)} at {fmt.instant(deciding.at)}: "
+                f"{fmt.text(deciding.change)}",
+                style="dim",
+            )
     parts.append(rule)
 
     rules = _table("Registry events that govern it, oldest first", "at", "op", "name", "change", "operator", "plan")
     for i, rec in enumerate(x.rules):
         style = "bold" if i == a.deciding_record else ""
-        rules.add_row(*fmt.cells(fmt.instant(rec.at), rec.op, rec.name, rec.change, rec.record.operator or "—",
-                                 rec.record.plan or "—"), style=style)
+        rules.add_row(
+            *fmt.cells(
+                fmt.instant(rec.at), rec.op, rec.name, rec.change, rec.record.operator or "—", rec.record.plan or "—"
+            ),
+            style=style,
+        )
     parts.append(rules)
 
-    events = _table("Its events, oldest first (dim: after the instant)", "at", "event", "value", "stored as",
-                    "source", "evidence")
+    events = _table(
+        "Its events, oldest first (dim: after the instant)", "at", "event", "value", "stored as", "source", "evidence"
+    )
     for e in sorted(x.events, key=lambda e: (e.observed_at, e.retraction, e.id)):
-        value = ("retract " if e.retraction else "") + (fmt.values([e.value]) if e.value is not None else "(every value)")
+        value = ("retract " if e.retraction else "") + (
+            fmt.values([e.value]) if e.value is not None else "(every value)"
+        )
         later = e.observed_at > x.at
-        events.add_row(*fmt.cells(fmt.instant(e.observed_at), e.id, Text(value, style="red" if e.retraction else ""),
-                                  e.predicate, e.source, fmt.clip(e.evidence, 80)), style="dim" if later else "")
+        events.add_row(
+            *fmt.cells(
+                fmt.instant(e.observed_at),
+                e.id,
+                Text(value, style="red" if e.retraction else ""),
+                e.predicate,
+                e.source,
+                fmt.clip(e.evidence, 80),
+            ),
+            style="dim" if later else "",
+        )
     parts.append(events)
     return Group(*parts)
 
@@ -104,10 +137,18 @@ class ExplainView(ServiceCalls, Vertical):
             return
         app = self.app
         self.query_one("#explain-title", Label).update(
-            f"Explaining [b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b]…")
-        self.call_service(browse.explain_answer, app.memory, subject, predicate, sel.as_of,
-                          then=lambda data: self._show(data, on_shown), failed=lambda _: on_shown and on_shown(),
-                          group="explain")
+            f"Explaining [b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b]…"
+        )
+        self.call_service(
+            browse.explain_answer,
+            app.memory,
+            subject,
+            predicate,
+            sel.as_of,
+            then=lambda data: self._show(data, on_shown),
+            failed=lambda _: on_shown and on_shown(),
+            group="explain",
+        )
 
     def _show(self, a: AnswerExplanation, on_shown: Callable[[], None] | None = None) -> None:
         self.data = a
@@ -119,5 +160,3 @@ class ExplainView(ServiceCalls, Vertical):
         self.query_one("#explain-body", Static).update(render_explanation(a))
         if on_shown is not None:
             on_shown()
-
-

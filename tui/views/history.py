@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
-
 import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -21,10 +21,23 @@ from ..services import ServiceCalls
 from ..widgets.step_table import Column, StepTable
 from ..widgets.timeline_chart import TimelineChart
 
-ACTION_STYLE = {"assert": "green", "retract": "red", "retract_all": "red", "exclude": "yellow",
-                "replaces": "yellow", "promote": "magenta"}
-COLUMNS = [Column("at (UTC)", 19), Column("action", 22), Column("value", 28), Column("before → after", 48),
-           Column("source", 14), Column("stored as", 22), Column("evidence", 120)]
+ACTION_STYLE = {
+    "assert": "green",
+    "retract": "red",
+    "retract_all": "red",
+    "exclude": "yellow",
+    "replaces": "yellow",
+    "promote": "magenta",
+}
+COLUMNS = [
+    Column("at (UTC)", 19),
+    Column("action", 22),
+    Column("value", 28),
+    Column("before → after", 48),
+    Column("source", 14),
+    Column("stored as", 22),
+    Column("evidence", 120),
+]
 
 
 class StepRows(Sequence):
@@ -81,10 +94,18 @@ class HistoryView(ServiceCalls, Vertical):
             return
         app = self.app
         self.query_one("#history-title", Label).update(
-            f"[b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b] — reading…")
-        self.call_service(browse.pair_history, app.memory, subject, predicate, sel.as_of,
-                          then=lambda data: self._show(data, sel.as_of, on_shown),
-                          failed=lambda _: on_shown and on_shown(), group="history")
+            f"[b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b] — reading…"
+        )
+        self.call_service(
+            browse.pair_history,
+            app.memory,
+            subject,
+            predicate,
+            sel.as_of,
+            then=lambda data: self._show(data, sel.as_of, on_shown),
+            failed=lambda _: on_shown and on_shown(),
+            group="history",
+        )
 
     def _show(self, h: PairHistory, as_of: int | None, on_shown: Callable[[], None] | None = None) -> None:
         self.data = h

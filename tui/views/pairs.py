@@ -33,8 +33,10 @@ def marks(row: PairRow) -> str:
 def belief_detail(b: Belief) -> Text:
     t = Text()
     t.append(fmt.values([b.value]), style="bold green")
-    t.append(f"   since {fmt.instant(b.observed_at)} · {fmt.text(b.source)} · confidence {b.confidence:g} · {b.kind}",
-             style="dim")
+    t.append(
+        f"   since {fmt.instant(b.observed_at)} · {fmt.text(b.source)} · confidence {b.confidence:g} · {b.kind}",
+        style="dim",
+    )
     if b.stored_as:
         t.append(f"\n  stored as {fmt.text(b.stored_as)}", style="magenta")
     if b.promoted_from:
@@ -89,8 +91,14 @@ class PairsView(ServiceCalls, Vertical):
         if subject is None:
             self.query_one("#pairs-title", Label).update("No subject: the store holds no statements yet.")
             return
-        self.call_service(browse.subject_pairs, self.app.memory, subject, sel.as_of,
-                          then=lambda rows: self._show(subject, rows), group="pairs")
+        self.call_service(
+            browse.subject_pairs,
+            self.app.memory,
+            subject,
+            sel.as_of,
+            then=lambda rows: self._show(subject, rows),
+            group="pairs",
+        )
 
     def _show(self, subject: str, rows: list[PairRow]) -> None:
         table = self.query_one("#pairs-table", DataTable)
@@ -126,8 +134,13 @@ class PairsView(ServiceCalls, Vertical):
         if row.beliefs:
             parts.extend(belief_detail(b) for b in row.beliefs)
         else:
-            parts.append(Text(f"no value held as of {fmt.instant(self.sel.as_of)}; "
-                              f"{row.events} event(s): Enter shows its history", style="dim"))
+            parts.append(
+                Text(
+                    f"no value held as of {fmt.instant(self.sel.as_of)}; "
+                    f"{row.events} event(s): Enter shows its history",
+                    style="dim",
+                )
+            )
         if len(row.stored_names) > 1 or (row.stored_names and row.stored_names[0] != row.predicate):
             parts.append(Text("stored under: " + fmt.text(", ".join(row.stored_names)), style="magenta"))
         self.query_one("#pair-detail", Static).update(Group(*parts))
@@ -151,8 +164,12 @@ class PairsView(ServiceCalls, Vertical):
         elif event.data_table.id == "search-table" and 0 <= event.cursor_row < len(self.hits):
             b = self.hits[event.cursor_row]
             self.query_one("#pair-detail", Static).update(
-                Group(Text(f"{fmt.text(b.subject)} · {fmt.text(b.predicate)}", style="bold"), belief_detail(b),
-                      Text("Enter opens this pair's history · Escape goes back to the pairs", style="dim")))
+                Group(
+                    Text(f"{fmt.text(b.subject)} · {fmt.text(b.predicate)}", style="bold"),
+                    belief_detail(b),
+                    Text("Enter opens this pair's history · Escape goes back to the pairs", style="dim"),
+                )
+            )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
@@ -181,8 +198,15 @@ class PairsView(ServiceCalls, Vertical):
             self.close_search()
             return
         self.query_one("#pairs-title", Label).update(f"searching for [b]{fmt.esc(text)}[/b]…")
-        self.call_service(engine_search, self.app.memory, text, as_of=self.app.as_of, limit=SEARCH_LIMIT,
-                          then=lambda hits: self._show_hits(text, hits), group="search")
+        self.call_service(
+            engine_search,
+            self.app.memory,
+            text,
+            as_of=self.app.as_of,
+            limit=SEARCH_LIMIT,
+            then=lambda hits: self._show_hits(text, hits),
+            group="search",
+        )
 
     def _show_hits(self, text: str, hits: list[Belief]) -> None:
         self.hits = hits
@@ -190,8 +214,15 @@ class PairsView(ServiceCalls, Vertical):
         table.clear()
         for b in hits:
             mark = (REPLACED if b.replaced else " ") + (ELSEWHERE if b.elsewhere else " ")
-            table.add_row(*fmt.cells(b.subject, b.predicate, fmt.clip(fmt.values([b.value]), 50),
-                                     fmt.instant(b.observed_at), Text(mark, style="bold cyan")))
+            table.add_row(
+                *fmt.cells(
+                    b.subject,
+                    b.predicate,
+                    fmt.clip(fmt.values([b.value]), 50),
+                    fmt.instant(b.observed_at),
+                    Text(mark, style="bold cyan"),
+                )
+            )
         self.query_one("#pairs-table", DataTable).display = False
         table.display = True
         self.query_one("#pairs-title", Label).update(

@@ -12,10 +12,11 @@ staged (the CLI's ``--plan-out`` format, ``recall_admin.plans``).
 from __future__ import annotations
 
 import itertools
-from functools import partial
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from functools import partial
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
@@ -54,8 +55,14 @@ class PreviewProgress(Message):
         self.total = total
 
 
-def plan_and_preview(memory: Memory, stager: Stager, recipe: Recipe | None, plan: Any, as_of: int | None,
-                     report: Callable[[int, int], None]) -> Preview:
+def plan_and_preview(
+    memory: Memory,
+    stager: Stager,
+    recipe: Recipe | None,
+    plan: Any,
+    as_of: int | None,
+    report: Callable[[int, int], None],
+) -> Preview:
     """Build the plan (unless given) and preview it. Runs in a worker thread."""
     if plan is None:
         assert recipe is not None
@@ -107,8 +114,11 @@ class PlanTray(ServiceCalls, Vertical):
         self._last_progress = 0.0
 
     def compose(self) -> ComposeResult:
-        yield Label("No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan "
-                    "file (O).", id="plan-title", classes="view-title")
+        yield Label(
+            "No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan file (O).",
+            id="plan-title",
+            classes="view-title",
+        )
         tray: DataTable[Any] = DataTable(id="plan-list", cursor_type="row")
         tray.add_column("#", key="n")
         tray.add_column("staged plan", key="title")
@@ -210,7 +220,11 @@ class PlanTray(ServiceCalls, Vertical):
             return
         event.stop()
         # only the operator's own moves choose a plan: the tray refills the list itself on every change
-        if event.data_table.has_focus and 0 <= event.cursor_row < len(self.entries) and self.entries[event.cursor_row] is not self.selected:
+        if (
+            event.data_table.has_focus
+            and 0 <= event.cursor_row < len(self.entries)
+            and self.entries[event.cursor_row] is not self.selected
+        ):
             self.selected = self.entries[event.cursor_row]
             self._show_selected()
             self._buttons()
@@ -224,8 +238,13 @@ class PlanTray(ServiceCalls, Vertical):
         """Ask the service whether each previewed plan went stale (another write may have landed)."""
         for s in self.entries:
             if s.preview is not None and not s.busy and not s.stale:
-                self.call_service(governance.check_stale, self.app.memory, s.preview.plan,
-                                  failed=partial(self._stale_failed, s), group=f"stale-{s.key}")
+                self.call_service(
+                    governance.check_stale,
+                    self.app.memory,
+                    s.preview.plan,
+                    failed=partial(self._stale_failed, s),
+                    group=f"stale-{s.key}",
+                )
 
     def _stale_failed(self, s: Staged, exc: BaseException) -> None:
         if isinstance(exc, StalePlan):
@@ -246,9 +265,16 @@ class PlanTray(ServiceCalls, Vertical):
         plan = None if rebuild else (s.preview.plan if s.preview else None)
         s.progress = (0, 0)
         self.call_service(
-            plan_and_preview, self.app.memory, self.app.stager, s.recipe, plan, s.compare_at,
+            plan_and_preview,
+            self.app.memory,
+            self.app.stager,
+            s.recipe,
+            plan,
+            s.compare_at,
             partial(self._report, s.key),
-            then=lambda pv: self._previewed(s, pv), failed=lambda exc: self._failed(s, exc), group=f"preview-{s.key}",
+            then=lambda pv: self._previewed(s, pv),
+            failed=lambda exc: self._failed(s, exc),
+            group=f"preview-{s.key}",
         )
         self._show_selected()
         self._buttons()
@@ -269,10 +295,12 @@ class PlanTray(ServiceCalls, Vertical):
 
     def _progress(self, s: Staged) -> None:
         read, total = s.progress
-        self.query_one("#plan-progress", ProgressBar).update(total=max(total, read, 1) if total else None,
-                                                               progress=read)
-        self.query_one("#plan-progress-label", Label).update(f"{read:,} event(s) read" if total
-                                                             else "reading the affected pairs…")
+        self.query_one("#plan-progress", ProgressBar).update(
+            total=max(total, read, 1) if total else None, progress=read
+        )
+        self.query_one("#plan-progress-label", Label).update(
+            f"{read:,} event(s) read" if total else "reading the affected pairs…"
+        )
 
     def _failed(self, s: Staged, exc: BaseException) -> None:
         s.busy = False
@@ -296,8 +324,9 @@ class PlanTray(ServiceCalls, Vertical):
         summary = self.query_one("#plan-summary", Static)
         ro = Text(f"\n{READ_ONLY}", style="bold yellow") if self.app.read_only else Text("")
         if s is None:
-            title.update("No plan staged. Stage one from the Registry (5) or the review queues (6), or open a "
-                         "plan file (O).")
+            title.update(
+                "No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan file (O)."
+            )
             summary.update(ro)
             self._changes([])
             self._problem(None)
@@ -317,13 +346,18 @@ class PlanTray(ServiceCalls, Vertical):
             return
         if s.stale:
             title.update(f"Stale: [b]{name}[/b] was not applied")
-            self._problem(Group(
-                Text("The plan is stale — nothing was written.", style="bold red"),
-                Text(fmt.text(s.stale)),
-                Text("Re-plan (R) computes it again against the store as it is now and shows the new impact."
-                     if s.recipe.replannable else "A plan file is applied as written: discard it (D).",
-                     style="yellow"),
-            ))
+            self._problem(
+                Group(
+                    Text("The plan is stale — nothing was written.", style="bold red"),
+                    Text(fmt.text(s.stale)),
+                    Text(
+                        "Re-plan (R) computes it again against the store as it is now and shows the new impact."
+                        if s.recipe.replannable
+                        else "A plan file is applied as written: discard it (D).",
+                        style="yellow",
+                    ),
+                )
+            )
         else:
             self._problem(None)
         if s.preview is None:
@@ -342,8 +376,10 @@ class PlanTray(ServiceCalls, Vertical):
         assert s.preview is not None
         head = Text(render_plan.summary_line(data), style="bold yellow" if s.preview.changes_answers else "bold green")
         based = plan["based_on"]
-        head.append(f"\n  planned against log position {based['position']} · {imp.get('events_read', 0):,} event(s) "
-                    "read", style="dim")
+        head.append(
+            f"\n  planned against log position {based['position']} · {imp.get('events_read', 0):,} event(s) read",
+            style="dim",
+        )
         if s.compare_at is not None:
             head.append(f" · comparing answers as of {fmt.instant(s.compare_at)} too", style="yellow")
         parts.append(head)
@@ -366,8 +402,9 @@ class PlanTray(ServiceCalls, Vertical):
             parts.append(Text(READ_ONLY, style="bold yellow"))
         return Group(*parts)
 
-    def _changes(self, changes: list[dict[str, Any]], merged: dict[str, str] | None = None,
-                 compare_at: int | None = None) -> None:
+    def _changes(
+        self, changes: list[dict[str, Any]], merged: dict[str, str] | None = None, compare_at: int | None = None
+    ) -> None:
         table = self.query_one("#plan-changes", DataTable)
         table.clear(columns=True)
         if not changes:
@@ -386,12 +423,19 @@ class PlanTray(ServiceCalls, Vertical):
             shown_after = Text(fmt.clip(fmt.values(after), 26), style="green")
             if not after and c.get("predicate") in merged:  # the name is merged away: its values read elsewhere
                 shown_after = Text(f"read as {fmt.text(merged[c['predicate']])}", style="dim")
-            row: list[Any] = [c["subject"], c["predicate"], Text(fmt.clip(fmt.values(before), 26), style="red"),
-                              "=" if same else "→", shown_after]
+            row: list[Any] = [
+                c["subject"],
+                c["predicate"],
+                Text(fmt.clip(fmt.values(before), 26), style="red"),
+                "=" if same else "→",
+                shown_after,
+            ]
             if as_of:
                 ba, aa = c.get("before_as_of", []), c.get("after_as_of", [])
-                row.append(f"{fmt.clip(fmt.values(ba), 20)} {'=' if fmt.values(ba) == fmt.values(aa) else '→'} "
-                           f"{fmt.clip(fmt.values(aa), 20)}")
+                row.append(
+                    f"{fmt.clip(fmt.values(ba), 20)} {'=' if fmt.values(ba) == fmt.values(aa) else '→'} "
+                    f"{fmt.clip(fmt.values(aa), 20)}"
+                )
             row.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
             table.add_row(*fmt.cells(*row))
 
@@ -399,8 +443,11 @@ class PlanTray(ServiceCalls, Vertical):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        action = {"plan-apply": self.action_apply, "plan-discard": self.action_discard,
-                  "plan-replan": self.action_replan}.get(event.button.id or "")
+        action = {
+            "plan-apply": self.action_apply,
+            "plan-discard": self.action_discard,
+            "plan-replan": self.action_replan,
+        }.get(event.button.id or "")
         if action is not None:
             action()
 
@@ -435,8 +482,10 @@ class PlanTray(ServiceCalls, Vertical):
         events = len(pv.plan.events())
         body = Group(
             Text(render_plan.summary_line(data), style="bold"),
-            Text(f"\n{fmt.text(pv.plan.title)}\n\nAppends exactly {events} event(s) in one transaction, as operator "
-                 f"{fmt.text(self.app.operator)}."),
+            Text(
+                f"\n{fmt.text(pv.plan.title)}\n\nAppends exactly {events} event(s) in one transaction, as operator "
+                f"{fmt.text(self.app.operator)}."
+            ),
             *([Text("\n") + render_plan.risks_text(data["risks"])] if data["risks"] else []),
         )
         self.app.ask(ConfirmScreen("Apply this plan?", body, yes="Apply"), lambda yes: self._confirmed(s, yes))
@@ -447,9 +496,14 @@ class PlanTray(ServiceCalls, Vertical):
         s.busy = True
         self._buttons()
         self.query_one("#plan-title", Label).update(f"Applying [b]{fmt.esc(s.preview.plan.title)}[/b]…")
-        self.call_service(governance.apply, self.app.memory, s.preview.plan,
-                          then=lambda result: self._applied(s, result), failed=lambda exc: self._apply_failed(s, exc),
-                          group=f"apply-{s.key}")
+        self.call_service(
+            governance.apply,
+            self.app.memory,
+            s.preview.plan,
+            then=lambda result: self._applied(s, result),
+            failed=lambda exc: self._apply_failed(s, exc),
+            group=f"apply-{s.key}",
+        )
 
     def _applied(self, s: Staged, result: dict[str, Any]) -> None:
         self.applied = result
@@ -486,8 +540,9 @@ class PlanTray(ServiceCalls, Vertical):
         self._drop(s)
         self._show_selected()
         if self.selected is None:
-            self.query_one("#plan-title", Label).update(f"Discarded [b]{fmt.esc(s.recipe.title)}[/b]; nothing was "
-                                                        "written.")
+            self.query_one("#plan-title", Label).update(
+                f"Discarded [b]{fmt.esc(s.recipe.title)}[/b]; nothing was written."
+            )
         self._buttons()
 
     def action_replan(self) -> None:
@@ -506,13 +561,26 @@ class PlanTray(ServiceCalls, Vertical):
         def done(v: dict[str, Any] | None) -> None:
             if v and v.get("path"):
                 path = v["path"]
-                self.call_service(write_plan, plan, path, then=lambda _: self.app.notify(
-                    f"Wrote plan {plan.id} to {path}; apply it here (O) or with `recall-admin apply {path}`.",
-                    markup=False), group="save")
+                self.call_service(
+                    write_plan,
+                    plan,
+                    path,
+                    then=lambda _: self.app.notify(
+                        f"Wrote plan {plan.id} to {path}; apply it here (O) or with `recall-admin apply {path}`.",
+                        markup=False,
+                    ),
+                    group="save",
+                )
 
-        self.app.ask(FormScreen("Save the plan to a file", [Field("path", "file", value=f"{plan.id}.json",
-                                                                  placeholder="a path for the JSON plan")],
-                                submit="Save", note="The same format as the CLI's --plan-out."), done)
+        self.app.ask(
+            FormScreen(
+                "Save the plan to a file",
+                [Field("path", "file", value=f"{plan.id}.json", placeholder="a path for the JSON plan")],
+                submit="Save",
+                note="The same format as the CLI's --plan-out.",
+            ),
+            done,
+        )
 
     def action_open_file(self) -> None:
         if self.app.read_only:
@@ -523,7 +591,12 @@ class PlanTray(ServiceCalls, Vertical):
             if v and v.get("path"):
                 self.stage(plan_file(v["path"]))
 
-        self.app.ask(FormScreen("Open a plan file", [Field("path", "file", placeholder="a plan written with "
-                                                                                       "--plan-out or Save")],
-                                submit="Preview", note="The plan is previewed here; Apply writes it as written."),
-                     done)
+        self.app.ask(
+            FormScreen(
+                "Open a plan file",
+                [Field("path", "file", placeholder="a plan written with --plan-out or Save")],
+                submit="Preview",
+                note="The plan is previewed here; Apply writes it as written.",
+            ),
+            done,
+        )

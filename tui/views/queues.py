@@ -79,8 +79,11 @@ class ConflictsView(Queue):
         table = self.query_one("#conflicts-table", DataTable)
         table.clear()
         for c in self.items:
-            table.add_row(*fmt.cells(c.subject, fmt.clip(fmt.values([c.value]), 30), " ≠ ".join(c.predicates),
-                                     fmt.day(c.latest), c.group))
+            table.add_row(
+                *fmt.cells(
+                    c.subject, fmt.clip(fmt.values([c.value]), 30), " ≠ ".join(c.predicates), fmt.day(c.latest), c.group
+                )
+            )
         self.query_one("#conflicts-title", Label).update(
             f"Conflicts — {len(self.items)} open in {len(listing.groups)} group(s), {listing.dismissed} dismissed"
         )
@@ -92,19 +95,30 @@ class ConflictsView(Queue):
         if c is None:
             box.update(Text("No open conflict.", style="dim"))
             return
-        parts: list[Any] = [Text(f"{fmt.text(c.subject)} holds {fmt.values([c.value])} under {len(c.held)} "
-                                 f"predicates ({c.id})", style="bold")]
+        parts: list[Any] = [
+            Text(
+                f"{fmt.text(c.subject)} holds {fmt.values([c.value])} under {len(c.held)} predicates ({c.id})",
+                style="bold",
+            )
+        ]
         for b in c.held:
             t = Text(f"  {fmt.text(b.predicate)}", style="magenta")
-            t.append(f"  since {fmt.instant(b.observed_at)} · {fmt.text(b.source)} · confidence {b.confidence:g}",
-                     style="dim")
+            t.append(
+                f"  since {fmt.instant(b.observed_at)} · {fmt.text(b.source)} · confidence {b.confidence:g}",
+                style="dim",
+            )
             if b.evidence:
                 t.append(f"\n     evidence: {fmt.clip(b.evidence, 100)}")
             parts.append(t)
         group = next((g for g in (self.listing.groups if self.listing else []) if g.id == c.group), None)
         if group is not None:
-            parts.append(Text(f"group {group.id}: {group.count} subject(s) with {' ≠ '.join(group.predicates)}; "
-                              "one exclusion settles all of them", style="dim"))
+            parts.append(
+                Text(
+                    f"group {group.id}: {group.count} subject(s) with {' ≠ '.join(group.predicates)}; "
+                    "one exclusion settles all of them",
+                    style="dim",
+                )
+            )
         box.update(Group(*parts))
 
     @property
@@ -119,8 +133,15 @@ class ConflictsView(Queue):
         c = self.current
         if c is None:
             return
-        fields = [Field("keep", f"{fmt.text(c.subject)}: keep which predicate's {fmt.values([c.value])}?", "select",
-                        c.predicates[0], tuple((p, p) for p in c.predicates))]
+        fields = [
+            Field(
+                "keep",
+                f"{fmt.text(c.subject)}: keep which predicate's {fmt.values([c.value])}?",
+                "select",
+                c.predicates[0],
+                tuple((p, p) for p in c.predicates),
+            )
+        ]
 
         def done(v: dict[str, Any] | None) -> None:
             if not v or not v.get("keep"):
@@ -132,8 +153,10 @@ class ConflictsView(Queue):
 
             self.post_message(StagePlan(Recipe(f"confirm {c.subject}: keep {keep}", build, "conflicts")))
 
-        self.app.ask(FormScreen("Confirm a conflict", fields,
-                                        note="The kept value is re-stated; the others are withdrawn."), done)
+        self.app.ask(
+            FormScreen("Confirm a conflict", fields, note="The kept value is re-stated; the others are withdrawn."),
+            done,
+        )
 
     def action_exclude(self) -> None:
         c = self.current
@@ -156,13 +179,29 @@ class ConflictsView(Queue):
             if v is None:
                 return
             app = self.app
-            self.call_service(conflicts_svc.dismiss, app.memory, [c], app.operator, v.get("reason", ""),
-                              then=lambda ids: self._dismissed(c, ids), group="dismiss")
+            self.call_service(
+                conflicts_svc.dismiss,
+                app.memory,
+                [c],
+                app.operator,
+                v.get("reason", ""),
+                then=lambda ids: self._dismissed(c, ids),
+                group="dismiss",
+            )
 
-        note = (f"{fmt.text(c.subject)}: {fmt.values([c.value])} under {', '.join(c.predicates)}. A review decision "
-                "is written now; the conflict stays hidden until either belief changes.")
-        self.app.ask(FormScreen("Dismiss this conflict?", [Field("reason", "reason", placeholder="why it is fine")],
-                                submit="Dismiss", note=note), done)
+        note = (
+            f"{fmt.text(c.subject)}: {fmt.values([c.value])} under {', '.join(c.predicates)}. A review decision "
+            "is written now; the conflict stays hidden until either belief changes."
+        )
+        self.app.ask(
+            FormScreen(
+                "Dismiss this conflict?",
+                [Field("reason", "reason", placeholder="why it is fine")],
+                submit="Dismiss",
+                note=note,
+            ),
+            done,
+        )
 
     def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
         self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}", markup=False)
@@ -198,13 +237,28 @@ class VocabView(Queue):
         for e in self.entries:
             fw = e.first_write
             by = f"{fw.subject}: {fmt.clip(fmt.values([fw.value]), 24)} ({fw.source})" if fw else "—"  # cells: visible
-            inbox.add_row(*fmt.cells(e.name, e.origin, e.into or "—", f"{e.score:.2f}" if e.score is not None else "—",
-                                     e.status, f"{e.events:,}", by))
+            inbox.add_row(
+                *fmt.cells(
+                    e.name,
+                    e.origin,
+                    e.into or "—",
+                    f"{e.score:.2f}" if e.score is not None else "—",
+                    e.status,
+                    f"{e.events:,}",
+                    by,
+                )
+            )
         sug = self.query_one("#suggest-table", DataTable)
         sug.clear()
         for c in self.clusters:
-            sug.add_row(*fmt.cells(", ".join(c.names), f"{c.score:.2f}", c.into,
-                                   fmt.clip(c.reason + (" · cardinality differs" if c.cardinality_differs else ""), 60)))
+            sug.add_row(
+                *fmt.cells(
+                    ", ".join(c.names),
+                    f"{c.score:.2f}",
+                    c.into,
+                    fmt.clip(c.reason + (" · cardinality differs" if c.cardinality_differs else ""), 60),
+                )
+            )
         self.query_one("#vocab-title", Label).update(
             f"Vocabulary inbox — {len(self.entries)} open name(s) defined or matched by agents"
         )
@@ -214,8 +268,10 @@ class VocabView(Queue):
         if c is None:
             self.app.notify("No near-duplicate suggestion to merge.", severity="warning")
             return
-        fields = [Field("into", f"merge {', '.join(c.names)} into", "select", c.into, tuple((n, n) for n in c.names)),
-                  Field("reason", "reason")]
+        fields = [
+            Field("into", f"merge {', '.join(c.names)} into", "select", c.into, tuple((n, n) for n in c.names)),
+            Field("reason", "reason"),
+        ]
 
         def done(v: dict[str, Any] | None) -> None:
             if not v or not v.get("into"):
@@ -233,8 +289,7 @@ class VocabView(Queue):
     def action_split(self) -> None:
         e = _row(self.query_one("#inbox-table", DataTable), self.entries)
         if e is None or e.origin != "matched":
-            self.app.notify("Highlight a name matched automatically (origin: matched) to split it.",
-                            severity="warning")
+            self.app.notify("Highlight a name matched automatically (origin: matched) to split it.", severity="warning")
             return
         name = e.name
         self.post_message(StagePlan(Recipe(f"split {name}", lambda st: st.split(name), "vocab")))
@@ -249,8 +304,9 @@ class VocabView(Queue):
             if not yes:
                 return
             app = self.app
-            self.call_service(vocab_svc.never, app.memory, pairs, app.operator,
-                              then=lambda ids: self._recorded(c), group="never")
+            self.call_service(
+                vocab_svc.never, app.memory, pairs, app.operator, then=lambda ids: self._recorded(c), group="never"
+            )
 
         body = Text(f"{', '.join(c.names)} will not be suggested for a merge again (a review decision).")
         self.app.ask(ConfirmScreen("Never merge these names?", body, yes="Never merge"), done)
@@ -295,8 +351,7 @@ class NotesView(Queue):
         nt = self.query_one("#notes-table", DataTable)
         nt.clear()
         for b in self.notes:
-            nt.add_row(*fmt.cells(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source,
-                                  b.event_id))
+            nt.add_row(*fmt.cells(b.subject, fmt.clip(str(b.value), 60), fmt.day(b.observed_at), b.source, b.event_id))
         self.query_one("#notes-title", Label).update(
             f"Note clusters — {len(self.clusters)} cluster(s) over {len(self.notes)} note(s)"
         )
@@ -337,10 +392,17 @@ class NotesView(Queue):
             self.app.notify("No note cluster to promote.", severity="warning")
             return
         cid = c.id
-        self._promote(f"Promote cluster {c.id}", c.predicate or c.new_name, not c.predicate, [],
-                      lambda st, pred, define, reason, v: notes_svc.promote_plan(
-                          st, pred, cluster=cid, define=define, reason=reason),
-                      f"{len(c.notes)} note(s)", note="about: " + fmt.text(", ".join(c.about)))
+        self._promote(
+            f"Promote cluster {c.id}",
+            c.predicate or c.new_name,
+            not c.predicate,
+            [],
+            lambda st, pred, define, reason, v: notes_svc.promote_plan(
+                st, pred, cluster=cid, define=define, reason=reason
+            ),
+            f"{len(c.notes)} note(s)",
+            note="about: " + fmt.text(", ".join(c.about)),
+        )
 
     def action_promote_note(self) -> None:
         b = self.current_note
@@ -348,31 +410,56 @@ class NotesView(Queue):
             self.app.notify("No note held now to promote.", severity="warning")
             return
         event_id = b.event_id
-        self._promote("Promote one note", "", True,
-                      [Field("value", "its value under the predicate", placeholder="the typed value")],
-                      lambda st, pred, define, reason, v: notes_svc.promote_plan(
-                          st, pred, notes={event_id: v.get("value", "")}, define=define, reason=reason),
-                      f"note {event_id}", note=f"{fmt.text(b.subject)}: {fmt.clip(str(b.value), 200)}")
+        self._promote(
+            "Promote one note",
+            "",
+            True,
+            [Field("value", "its value under the predicate", placeholder="the typed value")],
+            lambda st, pred, define, reason, v: notes_svc.promote_plan(
+                st, pred, notes={event_id: v.get("value", "")}, define=define, reason=reason
+            ),
+            f"note {event_id}",
+            note=f"{fmt.text(b.subject)}: {fmt.clip(str(b.value), 200)}",
+        )
 
     def action_promote_match(self) -> None:
-        fields = [Field("match", "notes matching (a regular expression)",
-                        placeholder="the group named 'value' (or the first) is the value"),
-                  Field("subject", "only this subject's notes", placeholder="blank: every subject")]
-        self._promote("Promote notes by regex", "", True, fields,
-                      lambda st, pred, define, reason, v: notes_svc.promote_plan(
-                          st, pred, match=v.get("match", ""), subject=v.get("subject") or None, define=define,
-                          reason=reason),
-                      "notes matching a regex")
+        fields = [
+            Field(
+                "match",
+                "notes matching (a regular expression)",
+                placeholder="the group named 'value' (or the first) is the value",
+            ),
+            Field("subject", "only this subject's notes", placeholder="blank: every subject"),
+        ]
+        self._promote(
+            "Promote notes by regex",
+            "",
+            True,
+            fields,
+            lambda st, pred, define, reason, v: notes_svc.promote_plan(
+                st, pred, match=v.get("match", ""), subject=v.get("subject") or None, define=define, reason=reason
+            ),
+            "notes matching a regex",
+        )
 
-    def _promote(self, title: str, predicate: str, new: bool, extra: list[Field], plan: Any, what: str,
-                 note: str = "") -> None:
+    def _promote(
+        self, title: str, predicate: str, new: bool, extra: list[Field], plan: Any, what: str, note: str = ""
+    ) -> None:
         """The promote form: the notes (a cluster, one note or a regex), the predicate, and its definition when
         it is new (defined inside the same plan)."""
-        fields = extra + [Field("predicate", "promote into predicate", value=predicate,
-                                placeholder="an existing predicate, or a new one to define")]
+        fields = extra + [
+            Field(
+                "predicate",
+                "promote into predicate",
+                value=predicate,
+                placeholder="an existing predicate, or a new one to define",
+            )
+        ]
         fields += [
             Field("define", "define it in the same plan (a new predicate)", "check", new),
-            Field("cardinality", "cardinality (when defined)", "select", "single", tuple((x, x) for x in CARDINALITIES)),
+            Field(
+                "cardinality", "cardinality (when defined)", "select", "single", tuple((x, x) for x in CARDINALITIES)
+            ),
             Field("value_type", "value type (when defined)", "select", "string", tuple((x, x) for x in VALUE_TYPES)),
             Field("description", "description (when defined)", placeholder="what it records"),
             Field("reason", "reason", placeholder="why, for the registry log"),
@@ -384,10 +471,12 @@ class NotesView(Queue):
             pred, reason = v["predicate"], v.get("reason", "")
             define = None
             if v.get("define"):
-                define = Definition(pred, v.get("cardinality") or "single", v.get("value_type") or "string",
-                                    v.get("description", ""))
-            self.post_message(StagePlan(Recipe(f"promote {what} into {pred}",
-                                               lambda st: plan(st, pred, define, reason, v), "notes")))
+                define = Definition(
+                    pred, v.get("cardinality") or "single", v.get("value_type") or "string", v.get("description", "")
+                )
+            self.post_message(
+                StagePlan(Recipe(f"promote {what} into {pred}", lambda st: plan(st, pred, define, reason, v), "notes"))
+            )
 
         self.app.ask(FormScreen(title, fields, note=note), done)
 
@@ -417,4 +506,6 @@ class QueuesView(Vertical):
 
     def _focus(self) -> None:
         inner = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")
-        self.query_one({"conflicts": "#conflicts-table", "vocab": "#inbox-table", "notes": "#clusters-table"}[inner]).focus()
+        self.query_one(
+            {"conflicts": "#conflicts-table", "vocab": "#inbox-table", "notes": "#clusters-table"}[inner]
+        ).focus()

@@ -80,14 +80,13 @@ class RegistryView(ServiceCalls, Vertical):
             yield Label("Registry", id="registry-title", classes="view-title")
             yield Input(placeholder="filter: name or operator (f)", id="registry-filter", compact=True)
         with ViewTabs(id="registry-tabs"):
-            with TabPane("Predicates", id="reg-predicates"):
-                with Horizontal():
-                    table: DataTable[Any] = DataTable(id="predicates-table", cursor_type="row")
-                    for name in ("predicate", "card.", "type", "events", "merged names"):
-                        table.add_column(name)
-                    yield table
-                    with VerticalScroll(id="predicate-detail-box"):
-                        yield Static("", id="predicate-detail")
+            with TabPane("Predicates", id="reg-predicates"), Horizontal():
+                table: DataTable[Any] = DataTable(id="predicates-table", cursor_type="row")
+                for name in ("predicate", "card.", "type", "events", "merged names"):
+                    table.add_column(name)
+                yield table
+                with VerticalScroll(id="predicate-detail-box"):
+                    yield Static("", id="predicate-detail")
             with TabPane("Registry log", id="reg-log"):
                 log: DataTable[Any] = DataTable(id="registry-log", cursor_type="row")
                 for name in ("at (UTC)", "op", "name", "summary", "operator", "plan"):
@@ -130,8 +129,16 @@ class RegistryView(ServiceCalls, Vertical):
         self.predicates = [p for p in self.all_predicates if matches(q, p["name"], *p["merged"])]
         table.clear()
         for p in self.predicates:
-            table.add_row(*fmt.cells(p["name"], p["cardinality"], p["value_type"], f"{p['events']:,}",
-                                     fmt.clip(", ".join(p["merged"]), 24)), key=p["name"])
+            table.add_row(
+                *fmt.cells(
+                    p["name"],
+                    p["cardinality"],
+                    p["value_type"],
+                    f"{p['events']:,}",
+                    fmt.clip(", ".join(p["merged"]), 24),
+                ),
+                key=p["name"],
+            )
         index = next((i for i, p in enumerate(self.predicates) if p["name"] == keep), 0)
         if self.predicates:
             table.move_cursor(row=index, animate=False)
@@ -140,11 +147,22 @@ class RegistryView(ServiceCalls, Vertical):
             self.query_one("#predicate-detail", Static).update(Text("No predicate matches the filter.", style="dim"))
         log = self.query_one("#registry-log", DataTable)
         log.clear()
-        self.changes = [c for c in self.data.get("log", {}).get("changes", [])
-                        if matches(q, c["name"], c.get("into") or "", c.get("operator") or "")]
+        self.changes = [
+            c
+            for c in self.data.get("log", {}).get("changes", [])
+            if matches(q, c["name"], c.get("into") or "", c.get("operator") or "")
+        ]
         for c in self.changes:
-            log.add_row(*fmt.cells(fmt.instant(_ns(c["at"]))[:19], c["op"], c["name"], fmt.clip(c["summary"], 70),
-                                   c.get("operator") or "—", c.get("plan") or "—"))
+            log.add_row(
+                *fmt.cells(
+                    fmt.instant(_ns(c["at"]))[:19],
+                    c["op"],
+                    c["name"],
+                    fmt.clip(c["summary"], 70),
+                    c.get("operator") or "—",
+                    c.get("plan") or "—",
+                )
+            )
         self._log_detail()
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -167,11 +185,19 @@ class RegistryView(ServiceCalls, Vertical):
         lt.clear()
         note = self.query_one("#lint-note", Label)
         for f in findings:
-            lt.add_row(*fmt.cells(str(f.get("code", "")).replace("_", " "), fmt.clip(", ".join(f.get("names", [])), 36),
-                                  fmt.clip(str(f.get("detail", "")), 110)))
+            lt.add_row(
+                *fmt.cells(
+                    str(f.get("code", "")).replace("_", " "),
+                    fmt.clip(", ".join(f.get("names", [])), 36),
+                    fmt.clip(str(f.get("detail", "")), 110),
+                )
+            )
         self._lint_detail()
-        note.update("No findings: the registry is clean." if not findings
-                    else f"{len(findings)} finding(s); the highlighted one in full below; x stages what it suggests")
+        note.update(
+            "No findings: the registry is clean."
+            if not findings
+            else f"{len(findings)} finding(s); the highlighted one in full below; x stages what it suggests"
+        )
 
     @property
     def current(self) -> dict[str, Any] | None:
@@ -244,24 +270,42 @@ class RegistryView(ServiceCalls, Vertical):
         t.append(f"  {p['cardinality']}-valued {p['value_type']}\n")
         if p["description"]:
             t.append(fmt.text(p["description"]) + "\n", style="italic")
-        for label, key in (("allowed", "allowed"), ("excludes", "excludes"), ("aliases", "aliases"),
-                           ("merged names (read as this one)", "merged")):
+        for label, key in (
+            ("allowed", "allowed"),
+            ("excludes", "excludes"),
+            ("aliases", "aliases"),
+            ("merged names (read as this one)", "merged"),
+        ):
             if p[key]:
                 t.append(f"{label}: ", style="dim")
                 t.append(fmt.text(", ".join(p[key])) + "\n")
         if p["historical"]:
             t.append("historical: only an explicit retraction withdraws a value\n", style="yellow")
-        t.append(f"origin: {fmt.text(p['origin'])}" + (f" at {fmt.instant(_ns(p['since']))}" if p.get("since") else "")
-                 + "\n", style="dim")
+        t.append(
+            f"origin: {fmt.text(p['origin'])}"
+            + (f" at {fmt.instant(_ns(p['since']))}" if p.get("since") else "")
+            + "\n",
+            style="dim",
+        )
         t.append(f"{p['events']:,} event(s) under its names\n", style="dim")
-        log = Table(title="Its registry log, oldest first", title_justify="left", title_style="bold yellow",
-                    box=None, show_header=False, expand=True)
+        log = Table(
+            title="Its registry log, oldest first",
+            title_justify="left",
+            title_style="bold yellow",
+            box=None,
+            show_header=False,
+            expand=True,
+        )
         log.add_column("at", no_wrap=True, style="dim")
         log.add_column("what")
         for c in self.data.get("log", {}).get("changes", []):
             if c["name"] == p["name"] or c.get("into") == p["name"] or c["name"] in p["merged"]:
-                log.add_row(*fmt.cells(fmt.day(_ns(c["at"])), f"{c['op']}: {c['summary']}"
-                                       + (f" — {c['operator']}" if c.get("operator") else "")))
+                log.add_row(
+                    *fmt.cells(
+                        fmt.day(_ns(c["at"])),
+                        f"{c['op']}: {c['summary']}" + (f" — {c['operator']}" if c.get("operator") else ""),
+                    )
+                )
         self.query_one("#predicate-detail", Static).update(Group(t, log))
 
     def action_next_tab(self) -> None:
@@ -296,21 +340,43 @@ class RegistryView(ServiceCalls, Vertical):
         if p is None:
             return
         fields = [
-            Field("cardinality", "cardinality", "select", "", KEEP + tuple((c, c) for c in CARDINALITIES),
-                  help=f"now {p['cardinality']}"),
-            Field("add_excludes", "add excludes (comma-separated predicates)",
-                  placeholder="predicates, comma-separated"),
-            Field("remove_excludes", "remove excludes", placeholder="predicates, comma-separated",
-                  help="now: " + (fmt.text(", ".join(p["excludes"])) or "none")),
+            Field(
+                "cardinality",
+                "cardinality",
+                "select",
+                "",
+                KEEP + tuple((c, c) for c in CARDINALITIES),
+                help=f"now {p['cardinality']}",
+            ),
+            Field(
+                "add_excludes", "add excludes (comma-separated predicates)", placeholder="predicates, comma-separated"
+            ),
+            Field(
+                "remove_excludes",
+                "remove excludes",
+                placeholder="predicates, comma-separated",
+                help="now: " + (fmt.text(", ".join(p["excludes"])) or "none"),
+            ),
             Field("historical", "historical", "select", "", YES_NO, help=f"now {'yes' if p['historical'] else 'no'}"),
-            Field("description", "description", placeholder="blank: unchanged",
-                  help="now: " + (fmt.clip(p["description"], 60) or "none")),
+            Field(
+                "description",
+                "description",
+                placeholder="blank: unchanged",
+                help="now: " + (fmt.clip(p["description"], 60) or "none"),
+            ),
             Field("retroactive", "for its whole history (retroactive)", "check", False),
             Field("reason", "reason (recorded on the registry event)", placeholder="why, for the registry log"),
         ]
         if p["value_type"] == "enum":
-            fields.insert(4, Field("allowed", "allowed values (comma-separated)", placeholder="blank: unchanged",
-                                   help="now: " + fmt.text(", ".join(p["allowed"]))))
+            fields.insert(
+                4,
+                Field(
+                    "allowed",
+                    "allowed values (comma-separated)",
+                    placeholder="blank: unchanged",
+                    help="now: " + fmt.text(", ".join(p["allowed"])),
+                ),
+            )
 
         def done(v: dict[str, Any] | None) -> None:
             if v is None:
@@ -329,8 +395,10 @@ class RegistryView(ServiceCalls, Vertical):
                 kwargs["allowed"] = split_names(v["allowed"])
             self.post_message(StagePlan(Recipe(f"redefine {name}", lambda st: st.redefine(name, **kwargs), "registry")))
 
-        self.app.ask(FormScreen(f"Redefine {p['name']}", fields,
-                                note="Nothing is written: the plan is previewed in the tray."), done)
+        self.app.ask(
+            FormScreen(f"Redefine {p['name']}", fields, note="Nothing is written: the plan is previewed in the tray."),
+            done,
+        )
 
     def action_merge(self) -> None:
         p = self.current
@@ -349,11 +417,13 @@ class RegistryView(ServiceCalls, Vertical):
             if not v or not v.get("into"):
                 return
             target, reason = v["into"], v.get("reason", "")
-            self.post_message(StagePlan(Recipe(f"merge {name} into {target}",
-                                               lambda st: st.merge(name, target, reason=reason), "registry")))
+            self.post_message(
+                StagePlan(
+                    Recipe(f"merge {name} into {target}", lambda st: st.merge(name, target, reason=reason), "registry")
+                )
+            )
 
-        self.app.ask(FormScreen(f"Merge {name}", fields, note=f"{name} will read as the predicate you choose."),
-                     done)
+        self.app.ask(FormScreen(f"Merge {name}", fields, note=f"{name} will read as the predicate you choose."), done)
 
     def action_split(self) -> None:
         merged = [(n, n) for p in self.all_predicates for n in p["merged"]]
@@ -362,8 +432,10 @@ class RegistryView(ServiceCalls, Vertical):
             return
         p = self.current
         default = p["merged"][0] if p and p["merged"] else ""
-        fields = [Field("name", "split this merged name back out", "select", default, tuple(merged)),
-                  Field("reason", "reason", placeholder="why, for the registry log")]
+        fields = [
+            Field("name", "split this merged name back out", "select", default, tuple(merged)),
+            Field("reason", "reason", placeholder="why, for the registry log"),
+        ]
 
         def done(v: dict[str, Any] | None) -> None:
             if not v or not v.get("name"):
@@ -381,8 +453,9 @@ class RegistryView(ServiceCalls, Vertical):
             Field("description", "description", placeholder="what it records"),
             Field("allowed", "allowed values (enum only, comma-separated)", placeholder="enum values, comma-separated"),
             Field("excludes", "excludes (comma-separated predicates)", placeholder="predicates, comma-separated"),
-            Field("historical", "historical: things that happened (only a retraction withdraws a value)", "check",
-                  False),
+            Field(
+                "historical", "historical: things that happened (only a retraction withdraws a value)", "check", False
+            ),
             Field("reason", "reason", placeholder="why, for the registry log"),
         ]
 
@@ -390,34 +463,52 @@ class RegistryView(ServiceCalls, Vertical):
             if not v or not v.get("name"):
                 return
             name = v["name"]
-            kwargs = dict(cardinality=v.get("cardinality") or "single", value_type=v.get("value_type") or "string",
-                          description=v.get("description", ""), allowed=split_names(v.get("allowed", "")),
-                          excludes=split_names(v.get("excludes", "")), historical=bool(v.get("historical")),
-                          reason=v.get("reason", ""))
+            kwargs = dict(
+                cardinality=v.get("cardinality") or "single",
+                value_type=v.get("value_type") or "string",
+                description=v.get("description", ""),
+                allowed=split_names(v.get("allowed", "")),
+                excludes=split_names(v.get("excludes", "")),
+                historical=bool(v.get("historical")),
+                reason=v.get("reason", ""),
+            )
             self.post_message(StagePlan(Recipe(f"define {name}", lambda st: st.define(name, **kwargs), "registry")))
 
         self.app.ask(FormScreen("Define a predicate", fields), done)
 
     def action_load(self) -> None:
         starters = ", ".join(starter_names())
-        fields = [Field("registry", "a starter or a registry file", placeholder="starter name or path to a YAML file",
-                        help=f"starters: {starters}"),
-                  Field("reason", "reason", placeholder="why, for the registry log")]
+        fields = [
+            Field(
+                "registry",
+                "a starter or a registry file",
+                placeholder="starter name or path to a YAML file",
+                help=f"starters: {starters}",
+            ),
+            Field("reason", "reason", placeholder="why, for the registry log"),
+        ]
 
         def done(v: dict[str, Any] | None) -> None:
             if v and v.get("registry"):
                 self.post_message(StagePlan(registry_load(v["registry"], v.get("reason", ""))))
 
-        self.app.ask(FormScreen("Load a registry", fields,
-                                note="What it declares is staged as a plan: new and changed predicates are "
-                                     "previewed in the tray before anything is written."), done)
+        self.app.ask(
+            FormScreen(
+                "Load a registry",
+                fields,
+                note="What it declares is staged as a plan: new and changed predicates are "
+                "previewed in the tray before anything is written.",
+            ),
+            done,
+        )
 
     def action_revert(self) -> None:
         c = self.current_change if self._active_tab == "reg-log" else None
         if c is None or not c.get("plan"):
             self._show_tab("reg-log")
-            self.app.notify("Highlight a registry log entry written by a plan (its plan column), then press u.",
-                            severity="warning")
+            self.app.notify(
+                "Highlight a registry log entry written by a plan (its plan column), then press u.", severity="warning"
+            )
             return
         plan_id = c["plan"]
         self.post_message(StagePlan(Recipe(f"revert {plan_id}", lambda st: revert(st, plan_id), "registry")))
@@ -429,11 +520,20 @@ class RegistryView(ServiceCalls, Vertical):
             self.app.notify("Highlight a near-duplicate finding in Lint, then press x.", severity="warning")
             return
         a, b = f["names"][0], f["names"][1]
-        fields = [Field("choice", f"{a} and {b}", "select", f"merge:{b}:{a}",
-                        ((f"merge {b} into {a} (a plan)", f"merge:{b}:{a}"),
-                         (f"merge {a} into {b} (a plan)", f"merge:{a}:{b}"),
-                         ("never merge them (a review decision)", "never"))),
-                  Field("reason", "reason", placeholder="why, for the registry log")]
+        fields = [
+            Field(
+                "choice",
+                f"{a} and {b}",
+                "select",
+                f"merge:{b}:{a}",
+                (
+                    (f"merge {b} into {a} (a plan)", f"merge:{b}:{a}"),
+                    (f"merge {a} into {b} (a plan)", f"merge:{a}:{b}"),
+                    ("never merge them (a review decision)", "never"),
+                ),
+            ),
+            Field("reason", "reason", placeholder="why, for the registry log"),
+        ]
 
         def done(v: dict[str, Any] | None) -> None:
             if not v or not v.get("choice"):
@@ -443,19 +543,33 @@ class RegistryView(ServiceCalls, Vertical):
                 return
             _, name, into = v["choice"].split(":")
             reason = v.get("reason", "")
-            self.post_message(StagePlan(Recipe(f"merge {name} into {into}",
-                                               lambda st: st.merge(name, into, reason=reason), "registry")))
+            self.post_message(
+                StagePlan(
+                    Recipe(f"merge {name} into {into}", lambda st: st.merge(name, into, reason=reason), "registry")
+                )
+            )
 
         self.app.ask(FormScreen("Act on a lint finding", fields, note=fmt.text(f.get("detail", ""))), done)
 
     def _never(self, a: str, b: str) -> None:
         def done(yes: bool | None) -> None:
             if yes:
-                self.call_service(vocab_svc.never, self.app.memory, [(a, b)], self.app.operator,
-                                  then=lambda _: self._recorded(a, b), group="never")
+                self.call_service(
+                    vocab_svc.never,
+                    self.app.memory,
+                    [(a, b)],
+                    self.app.operator,
+                    then=lambda _: self._recorded(a, b),
+                    group="never",
+                )
 
-        self.app.ask(ConfirmScreen("Never merge these names?", Text(f"{a} and {b} will not be suggested for a merge "
-                                                                    "again (a review decision).")), done)
+        self.app.ask(
+            ConfirmScreen(
+                "Never merge these names?",
+                Text(f"{a} and {b} will not be suggested for a merge again (a review decision)."),
+            ),
+            done,
+        )
 
     def _recorded(self, a: str, b: str) -> None:
         self.app.notify(f"Recorded: never merge {a} and {b}", markup=False)

@@ -9,8 +9,8 @@ header, which is all the history view needs.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -57,13 +57,13 @@ class StepTable(ScrollView, can_focus=True):
     cursor_row: reactive[int] = reactive(0, always_update=True)
 
     class RowHighlighted(Message):
-        def __init__(self, table: "StepTable", row: int) -> None:
+        def __init__(self, table: StepTable, row: int) -> None:
             super().__init__()
             self.table = table
             self.row = row
 
         @property
-        def control(self) -> "StepTable":
+        def control(self) -> StepTable:
             return self.table
 
     def __init__(self, columns: Sequence[Column], *, id: str | None = None) -> None:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.timer import Timer
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label
 
 from recall_admin import browse
+from recall_admin.session import Session
 
 from .. import format as fmt
 from ..messages import ShowView, SubjectChosen
-from recall_admin.session import Session
-
 from ..services import ServiceCalls
 
 FILTER_DELAY = 0.15  # seconds of typing pause before the store is asked
@@ -42,9 +41,11 @@ class SubjectList(ServiceCalls, Vertical):
         ro = " · [b]read-only[/b]" if read_only else ""
         url = session.display_url
         if len(url) > STORE_WIDTH:
-            url = "…" + url[-(STORE_WIDTH - 1):]  # the end of a path says most
+            url = "…" + url[-(STORE_WIDTH - 1) :]  # the end of a path says most
         self.query_one("#store-label", Label).update(
-            f"{fmt.esc(url)}\n{fmt.esc(session.collection)} · {fmt.esc(session.operator)}{ro}")
+            f"{fmt.esc(url)}\n{fmt.esc(session.collection)} · {fmt.esc(session.operator)}{ro}"
+        )
+
     @property
     def table(self) -> DataTable:
         return self.query_one("#subject-table", DataTable)
@@ -53,8 +54,9 @@ class SubjectList(ServiceCalls, Vertical):
         if prefix is None:
             prefix = self.query_one("#subject-filter", Input).value
         memory = self.app.memory
-        self.call_service(browse.list_subjects, memory, prefix, then=lambda rows: self._show(prefix, rows),
-                          group="subjects")
+        self.call_service(
+            browse.list_subjects, memory, prefix, then=lambda rows: self._show(prefix, rows), group="subjects"
+        )
 
     def _show(self, prefix: str, rows: list[tuple[str, int]]) -> None:
         table = self.table
@@ -64,7 +66,7 @@ class SubjectList(ServiceCalls, Vertical):
         table.clear()
         for subject, n in rows:
             table.add_row(*fmt.cells(subject, f"{n:,}"), key=subject)
-        more = " (first {:,})".format(len(rows)) if len(rows) >= browse.SUBJECTS_SHOWN else ""
+        more = f" (first {len(rows):,})" if len(rows) >= browse.SUBJECTS_SHOWN else ""
         self.query_one("#subject-count", Label).update(f"{len(rows):,} subject(s){more}")
         if rows:
             index = next((i for i, (s, _) in enumerate(rows) if s == keep), 0)

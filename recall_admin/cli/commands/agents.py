@@ -5,8 +5,9 @@ Thin like the rest of the CLI: the services are in ``recall_admin.agents`` (docs
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any, Iterator, List, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -32,9 +33,14 @@ def _writer(operator: str) -> dict[str, str]:
 
 def mcp(
     ctx: typer.Context,
-    write: Annotated[bool, typer.Option("--write", help="Let the agent write (remember, forget); read-only without it.")] = False,
+    write: Annotated[
+        bool, typer.Option("--write", help="Let the agent write (remember, forget); read-only without it.")
+    ] = False,
     collection: Annotated[
-        Optional[str], typer.Option("--collection", metavar="NAME", help="The collection to serve (default: the global --collection).")
+        str | None,
+        typer.Option(
+            "--collection", metavar="NAME", help="The collection to serve (default: the global --collection)."
+        ),
     ] = None,
 ) -> None:
     """Serve the memory tools to one agent over MCP on stdin/stdout (read-only unless --write)."""
@@ -47,18 +53,25 @@ def mcp(
     state = _state(ctx)
     if collection:
         state.collection = collection
-    s = Session.open(state.store_url, state.collection, state.operator, state.read_only or not write,
-                     create=write and not state.read_only)
+    s = Session.open(
+        state.store_url,
+        state.collection,
+        state.operator,
+        state.read_only or not write,
+        create=write and not state.read_only,
+    )
     state._session = s  # closed with the invocation
     kwargs = {} if state.match_threshold is None else {"match_threshold": state.match_threshold}
     memory = agent_memory(s.store, _writer(s.operator), **kwargs)
     box = Toolbox(
-        memory, writable=write and not s.read_only,
+        memory,
+        writable=write and not s.read_only,
         read_only_reason="" if not (write and s.read_only) else "the store is open read-only; writes are refused",
     )
     state.output.message(
         f"recall MCP server on stdio: {s.display_url}, collection {s.collection}, "
-        f"{'read-write' if box.writable else 'read-only'}", style="dim",
+        f"{'read-write' if box.writable else 'read-only'}",
+        style="dim",
     )
     anyio.run(serve_stdio, box)
 
@@ -67,8 +80,11 @@ def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8765,
-    max_body: Annotated[int, typer.Option("--max-body", metavar="BYTES", help="Largest request body (413 above).")] = 1 << 20,
-    max_value: Annotated[int, typer.Option("--max-value", metavar="BYTES", help="Largest value in a statement (413 above).")] = 16 * 1024,
+    max_body: Annotated[int, typer.Option("--max-body", metavar="BYTES", help="Largest request body (413 above).")] = 1
+    << 20,
+    max_value: Annotated[
+        int, typer.Option("--max-value", metavar="BYTES", help="Largest value in a statement (413 above).")
+    ] = 16 * 1024,
     rate: Annotated[float, typer.Option("--rate", metavar="N", help="Requests a second per key (429 above).")] = 100.0,
 ) -> None:
     """Serve the memory tools to many agents over HTTP: /mcp, /v1/<tool>, /healthz; bearer keys."""
@@ -84,12 +100,14 @@ def serve(
 
         from ...agents.http import Agents, Limits, build_app
 
-        agents = Agents(backend, Limits(max_body=max_body, max_value=max_value, rate=rate),
-                        match_threshold=state.match_threshold)
+        agents = Agents(
+            backend, Limits(max_body=max_body, max_value=max_value, rate=rate), match_threshold=state.match_threshold
+        )
         app = build_app(agents, host=host)
         state.output.err.print(
             f"recall serving {backend.url_for_display} on http://{host}:{port} (/mcp, /v1/<tool>, /healthz)",
-            markup=False, highlight=False,
+            markup=False,
+            highlight=False,
         )
         try:
             uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
@@ -99,12 +117,16 @@ def serve(
 
 def key_create(
     ctx: typer.Context,
-    namespace: Annotated[str, typer.Option("--namespace", metavar="NS", help="Whose memory: team:agent-1 (its own collection).")],
+    namespace: Annotated[
+        str, typer.Option("--namespace", metavar="NS", help="Whose memory: team:agent-1 (its own collection).")
+    ],
     expires: Annotated[str, typer.Option("--expires", metavar="DURATION", help="168h, 30d, 1h30m, or never.")] = "720h",
     read_only: Annotated[bool, typer.Option("--read-only", help="The key may read but not write.")] = False,
     registry: Annotated[
-        Optional[List[str]],
-        typer.Option("--registry", metavar="NAME_OR_PATH", help="Also declare these registries in the namespace's collection."),
+        list[str] | None,
+        typer.Option(
+            "--registry", metavar="NAME_OR_PATH", help="Also declare these registries in the namespace's collection."
+        ),
     ] = None,
     open_vocabulary: Annotated[bool, typer.Option("--open", help="Also open the namespace's vocabulary.")] = False,
 ) -> None:
@@ -138,7 +160,9 @@ def key_list(ctx: typer.Context) -> None:
     state.output.emit({"keys": [k.to_json() for k in keys]}, render_keys)
 
 
-def key_revoke(ctx: typer.Context, key_id: Annotated[str, typer.Argument(metavar="ID", help="The key's id (key list).")]) -> None:
+def key_revoke(
+    ctx: typer.Context, key_id: Annotated[str, typer.Argument(metavar="ID", help="The key's id (key list).")]
+) -> None:
     """Revoke a key: from the next request on, every server refuses it; nothing can undo it."""
     from ...agents.keys import KeyRing
 

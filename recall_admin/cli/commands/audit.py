@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,7 +14,7 @@ from ..render.data import render_bundle_written, render_replay, render_verify
 from ..render.memory import render_import
 
 Bundle = Annotated[str, typer.Argument(metavar="FILE", help="A bundle file (- for standard input).")]
-Digest = Annotated[Optional[str], typer.Option("--digest", metavar="D", help="The digest obtained separately.")]
+Digest = Annotated[str | None, typer.Option("--digest", metavar="D", help="The digest obtained separately.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -25,9 +25,13 @@ def register(app: typer.Typer) -> None:
     def audit_export(
         ctx: typer.Context,
         subject: Subject = None,
-        predicate: Annotated[Optional[str], typer.Option("--predicate", metavar="P", help="Only this predicate.")] = None,
-        as_of: Annotated[Optional[str], typer.Option("--as-of", metavar="T", help="The bundle's instant (default now).")] = None,
-        output_file: Annotated[Optional[str], typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default stdout).")] = None,
+        predicate: Annotated[str | None, typer.Option("--predicate", metavar="P", help="Only this predicate.")] = None,
+        as_of: Annotated[
+            str | None, typer.Option("--as-of", metavar="T", help="The bundle's instant (default now).")
+        ] = None,
+        output_file: Annotated[
+            str | None, typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default stdout).")
+        ] = None,
     ) -> None:
         """A bundle of the complete histories in scope, with the registry and a digest."""
         import json
@@ -42,8 +46,10 @@ def register(app: typer.Typer) -> None:
         bundle = export_bundle(s.memory, subject=subject, predicate=predicate, as_of=instant(as_of, "--as-of"))
         if output_file:
             Path(output_file).write_bytes(encode_bundle(bundle))
-            st.output.emit({"file": output_file, "digest": bundle["digest"], "events": len(bundle["events"])},
-                           render_bundle_written)
+            st.output.emit(
+                {"file": output_file, "digest": bundle["digest"], "events": len(bundle["events"])},
+                render_bundle_written,
+            )
         elif st.json_mode:
             st.output.emit(json.loads(encode_bundle(bundle)), None)
         else:
@@ -75,8 +81,9 @@ def register(app: typer.Typer) -> None:
 
         result = verify(read_bundle(file), digest=digest)
         beliefs = replay(result, notes_only=notes)
-        state(ctx).output.emit({"as_of": format_rfc3339(result.as_of), "beliefs": [b.to_json() for b in beliefs]},
-                               render_replay)
+        state(ctx).output.emit(
+            {"as_of": format_rfc3339(result.as_of), "beliefs": [b.to_json() for b in beliefs]}, render_replay
+        )
 
     @audit_app.command("import")
     def audit_import(ctx: typer.Context, file: Bundle) -> None:

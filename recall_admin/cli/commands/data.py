@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
     def export(
         ctx: typer.Context,
         output_file: Annotated[
-            Optional[str], typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default: stdout).")
+            str | None, typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default: stdout).")
         ] = None,
         subject: Subject = None,
     ) -> None:
@@ -72,7 +72,9 @@ def register(app: typer.Typer) -> None:
     @app.command(rich_help_panel="Data")
     def demo(
         ctx: typer.Context,
-        events: Annotated[Optional[int], typer.Option("--events", metavar="N", help="Grow the collection to about N events.")] = None,
+        events: Annotated[
+            int | None, typer.Option("--events", metavar="N", help="Grow the collection to about N events.")
+        ] = None,
         seed: Annotated[int, typer.Option("--seed", metavar="S", help="Seed of the generated history.")] = 7,
     ) -> None:
         """Seed the collection with a realistic nine-month history (and small support, sales, voice ones)."""
@@ -81,8 +83,9 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         s = st.session()
         with Progress(st.output, "Seeding", total=events or 0, min_total=DEMO_MIN_EVENTS) as bar:
-            data = seed_demo(s.backend, s.store, s.collection, events=events, seed=seed, operator=s.operator,
-                             progress=bar.update)
+            data = seed_demo(
+                s.backend, s.store, s.collection, events=events, seed=seed, operator=s.operator, progress=bar.update
+            )
         if data.get("already_seeded"):
             # running the README's first command twice is not an error: the demo is there
             st.output.message(f"collection {s.collection!r} already holds the demo; nothing was added")

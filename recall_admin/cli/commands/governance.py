@@ -8,7 +8,7 @@ writes or applies it as they ask. The rules live in ``recall_admin.governance``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
@@ -26,37 +26,46 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         name: Annotated[str, typer.Argument(metavar="NAME", help="The predicate to redefine.")],
         cardinality: Annotated[
-            Optional[str], typer.Option("--cardinality", metavar="single|multi", help="New cardinality.")
+            str | None, typer.Option("--cardinality", metavar="single|multi", help="New cardinality.")
         ] = None,
         excludes: Annotated[
-            Optional[List[str]], typer.Option("--excludes", metavar="P", help="Start excluding P. Repeatable.")
+            list[str] | None, typer.Option("--excludes", metavar="P", help="Start excluding P. Repeatable.")
         ] = None,
         no_excludes: Annotated[
-            Optional[List[str]], typer.Option("--no-excludes", metavar="P", help="Stop excluding P. Repeatable.")
+            list[str] | None, typer.Option("--no-excludes", metavar="P", help="Stop excluding P. Repeatable.")
         ] = None,
         historical: Annotated[
-            Optional[bool],
+            bool | None,
             typer.Option("--historical/--not-historical", help="Things that happened (multi, never withdrawn)."),
         ] = None,
         allowed: Annotated[
-            Optional[List[str]],
+            list[str] | None,
             typer.Option("--allowed", metavar="V", help="The enum's allowed values (the whole list). Repeatable."),
         ] = None,
-        description: Annotated[Optional[str], typer.Option("--description", metavar="TEXT")] = None,
+        description: Annotated[str | None, typer.Option("--description", metavar="TEXT")] = None,
         retroactive: Annotated[
-            bool, typer.Option("--retroactive", help=(
-                "Cardinality governs the whole history, not only from now on. Excludes and historical "
-                "always cover the whole log (they are read at every read), with or without it."))
+            bool,
+            typer.Option(
+                "--retroactive",
+                help=(
+                    "Cardinality governs the whole history, not only from now on. Excludes and historical "
+                    "always cover the whole log (they are read at every read), with or without it."
+                ),
+            ),
         ] = False,
         reason: Reason = "",
     ) -> Build:
         """Change a predicate's rules (cardinality, excludes, historical, allowed values, description)."""
-        return (
-            lambda st: st.redefine(
-                name, cardinality=cardinality, add_excludes=excludes or [], remove_excludes=no_excludes or [],
-                historical=historical, allowed=allowed or None, description=description, retroactive=retroactive,
-                reason=reason,
-            )
+        return lambda st: st.redefine(
+            name,
+            cardinality=cardinality,
+            add_excludes=excludes or [],
+            remove_excludes=no_excludes or [],
+            historical=historical,
+            allowed=allowed or None,
+            description=description,
+            retroactive=retroactive,
+            reason=reason,
         )
 
     @app.command(rich_help_panel="Governance")
@@ -90,21 +99,25 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--type", metavar="T", help="string, number, boolean, enum, date or ref.")
         ],
         allowed: Annotated[
-            Optional[List[str]], typer.Option("--allowed", metavar="V", help="An enum's allowed value. Repeatable.")
+            list[str] | None, typer.Option("--allowed", metavar="V", help="An enum's allowed value. Repeatable.")
         ] = None,
         description: Annotated[str, typer.Option("--description", metavar="TEXT")] = "",
         excludes: Annotated[
-            Optional[List[str]], typer.Option("--excludes", metavar="P", help="A predicate it withdraws values from.")
+            list[str] | None, typer.Option("--excludes", metavar="P", help="A predicate it withdraws values from.")
         ] = None,
         historical: Annotated[bool, typer.Option("--historical", help="Things that happened.")] = False,
         reason: Reason = "",
     ) -> Build:
         """Declare a new predicate."""
-        return (
-            lambda st: st.define(
-                name, cardinality=cardinality, value_type=value_type, allowed=allowed or [],
-                description=description, excludes=excludes or [], historical=historical, reason=reason,
-            )
+        return lambda st: st.define(
+            name,
+            cardinality=cardinality,
+            value_type=value_type,
+            allowed=allowed or [],
+            description=description,
+            excludes=excludes or [],
+            historical=historical,
+            reason=reason,
         )
 
     @app.command(rich_help_panel="Governance")
@@ -114,7 +127,9 @@ def register(app: typer.Typer) -> None:
         predicate: Annotated[str, typer.Argument(metavar="PREDICATE", help="The typed predicate the notes become.")],
         note: Notes = None,
         match: Match = None,
-        subject: Annotated[Optional[str], typer.Option("--subject", metavar="S", help="Only this subject's notes.")] = None,
+        subject: Annotated[
+            str | None, typer.Option("--subject", metavar="S", help="Only this subject's notes.")
+        ] = None,
         reason: Reason = "",
     ) -> Build:
         """File notes under a typed predicate, each at the note's own instant."""

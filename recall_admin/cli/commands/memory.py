@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
@@ -23,9 +23,12 @@ def register(app: typer.Typer) -> None:
     def init(
         ctx: typer.Context,
         registry: Annotated[
-            Optional[List[str]],
-            typer.Option("--registry", metavar="NAME_OR_PATH",
-                         help="A starter (coding, support, sales, personal-assistant, voice) or a registry file. Repeatable."),
+            list[str] | None,
+            typer.Option(
+                "--registry",
+                metavar="NAME_OR_PATH",
+                help="A starter (coding, support, sales, personal-assistant, voice) or a registry file. Repeatable.",
+            ),
         ] = None,
         open_vocabulary: Annotated[
             bool, typer.Option("--open", help="Open the vocabulary: writes may define new predicates.")
@@ -56,22 +59,33 @@ def register(app: typer.Typer) -> None:
     def remember(
         ctx: typer.Context,
         subject: Annotated[str, typer.Argument(metavar="SUBJECT", help="Who or what the statement is about.")],
-        predicate: Annotated[str, typer.Argument(metavar="PREDICATE", help="A registered predicate (see `registry list`).")],
-        value: Annotated[str, typer.Argument(metavar="VALUE", help="Read as the predicate's type: 8000 for a number, true for a boolean.")],
-        at: Annotated[Optional[str], typer.Option("--at", metavar="T", help="When it was stated (default now).")] = None,
+        predicate: Annotated[
+            str, typer.Argument(metavar="PREDICATE", help="A registered predicate (see `registry list`).")
+        ],
+        value: Annotated[
+            str,
+            typer.Argument(
+                metavar="VALUE", help="Read as the predicate's type: 8000 for a number, true for a boolean."
+            ),
+        ],
+        at: Annotated[str | None, typer.Option("--at", metavar="T", help="When it was stated (default now).")] = None,
         kind: Annotated[str, typer.Option("--kind", help="fact or preference.")] = "fact",
         source: Annotated[
             str, typer.Option("--source", help="user_stated, agent_inferred, tool_result or operator.")
         ] = "user_stated",
         confidence: Annotated[float, typer.Option("--confidence", help="Between 0 and 1.")] = 1.0,
         evidence: Annotated[str, typer.Option("--evidence", metavar="TEXT", help="The words it came from.")] = "",
-        evidence_id: Annotated[str, typer.Option("--evidence-id", metavar="ID", help="Where those words are kept.")] = "",
+        evidence_id: Annotated[
+            str, typer.Option("--evidence-id", metavar="ID", help="Where those words are kept.")
+        ] = "",
         replaces: Annotated[
-            Optional[List[str]],
-            typer.Option("--replaces", metavar="PREDICATE=VALUE", help="An earlier belief this statement withdraws. Repeatable."),
+            list[str] | None,
+            typer.Option(
+                "--replaces", metavar="PREDICATE=VALUE", help="An earlier belief this statement withdraws. Repeatable."
+            ),
         ] = None,
         cardinality: Annotated[
-            Optional[str], typer.Option("--cardinality", help="single or multi, for a predicate this write defines.")
+            str | None, typer.Option("--cardinality", help="single or multi, for a predicate this write defines.")
         ] = None,
         description: Annotated[
             str, typer.Option("--description", metavar="TEXT", help="For a predicate this write defines.")
@@ -87,8 +101,17 @@ def register(app: typer.Typer) -> None:
         typed = typed_value(m, predicate, value, tl)
         reps = parse_replaces(m, replaces or [], tl)
         result = m.remember(
-            subject, predicate, typed, at=when, kind=kind, source=source, confidence=confidence,
-            evidence=evidence, evidence_id=evidence_id, replaces=reps, cardinality=cardinality,
+            subject,
+            predicate,
+            typed,
+            at=when,
+            kind=kind,
+            source=source,
+            confidence=confidence,
+            evidence=evidence,
+            evidence_id=evidence_id,
+            replaces=reps,
+            cardinality=cardinality,
             description=description,
         )
         state(ctx).output.emit(remember_view(result), render_remember)
@@ -98,7 +121,7 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
         predicate: Annotated[str, typer.Argument(metavar="PREDICATE")],
-        value: Annotated[Optional[str], typer.Argument(metavar="VALUE", help="The value to withdraw (or --all).")] = None,
+        value: Annotated[str | None, typer.Argument(metavar="VALUE", help="The value to withdraw (or --all).")] = None,
         all_values: Annotated[bool, typer.Option("--all", help="Withdraw every value of the pair.")] = False,
     ) -> None:
         """Withdraw a value (or every value) of a pair; forgetting what is not believed writes nothing."""
@@ -117,7 +140,9 @@ def register(app: typer.Typer) -> None:
     def recall(
         ctx: typer.Context,
         subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
-        predicate: Annotated[Optional[str], typer.Argument(metavar="PREDICATE", help="Omit for every pair of the subject.")] = None,
+        predicate: Annotated[
+            str | None, typer.Argument(metavar="PREDICATE", help="Omit for every pair of the subject.")
+        ] = None,
         as_of: AsOf = None,
     ) -> None:
         """What is believed about a subject (one pair, or all of them) at an instant."""
@@ -131,7 +156,9 @@ def register(app: typer.Typer) -> None:
     @app.command(rich_help_panel="Memory")
     def search(
         ctx: typer.Context,
-        text: Annotated[str, typer.Argument(metavar="TEXT", help="Words, optionally with a time phrase such as 'two weeks ago'.")],
+        text: Annotated[
+            str, typer.Argument(metavar="TEXT", help="Words, optionally with a time phrase such as 'two weeks ago'.")
+        ],
         as_of: AsOf = None,
         limit: Annotated[int, typer.Option("--limit", metavar="N", help="At most this many beliefs.")] = 10,
     ) -> None:
@@ -159,8 +186,8 @@ def register(app: typer.Typer) -> None:
     def diff(
         ctx: typer.Context,
         from_: Annotated[str, typer.Option("--from", metavar="T", help="The earlier instant.")],
-        to: Annotated[Optional[str], typer.Option("--to", metavar="T", help="The later instant (default now).")] = None,
-        subject: Annotated[Optional[str], typer.Option("--subject", metavar="S", help="Only this subject.")] = None,
+        to: Annotated[str | None, typer.Option("--to", metavar="T", help="The later instant (default now).")] = None,
+        subject: Annotated[str | None, typer.Option("--subject", metavar="S", help="Only this subject.")] = None,
     ) -> None:
         """What began and stopped being believed between two instants."""
         from ...inputs import instant

@@ -14,7 +14,7 @@ never-merge only append a ``review_decision`` and change no answer. The rules li
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -35,8 +35,9 @@ from ..render.queues import (
 def register(app: typer.Typer) -> None:
     """Add the ``conflicts``, ``vocab`` and ``notes`` sub-apps to the root app."""
     conflicts_app = typer.Typer(help="Review conflicts: one value held under two predicates.", no_args_is_help=True)
-    vocab_app = typer.Typer(help="Review the open vocabulary: invented names and near-duplicates.",
-                            no_args_is_help=True)
+    vocab_app = typer.Typer(
+        help="Review the open vocabulary: invented names and near-duplicates.", no_args_is_help=True
+    )
     notes_app = typer.Typer(help="Review notes: list, cluster, promote into predicates.", no_args_is_help=True)
     app.add_typer(conflicts_app, name="conflicts", rich_help_panel="Review queues")
     app.add_typer(vocab_app, name="vocab", rich_help_panel="Review queues")
@@ -76,8 +77,10 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         ident: Annotated[str, typer.Argument(metavar="ID", help="A conflict id (c-...) or a group id (g-...).")],
         by: Annotated[
-            Optional[str],
-            typer.Option("--by", metavar="PREDICATE", help="Only this predicate excludes the other (default: both ways)."),
+            str | None,
+            typer.Option(
+                "--by", metavar="PREDICATE", help="Only this predicate excludes the other (default: both ways)."
+            ),
         ] = None,
         reason: Reason = "",
     ) -> Build:
@@ -135,7 +138,8 @@ def register(app: typer.Typer) -> None:
     def vocab_suggest(
         ctx: typer.Context,
         threshold: Annotated[
-            Optional[float], typer.Option("--threshold", metavar="X", help="Similarity from 0 to 1 (default: the engine's).")
+            float | None,
+            typer.Option("--threshold", metavar="X", help="Similarity from 0 to 1 (default: the engine's)."),
         ] = None,
     ) -> None:
         """Clusters of near-duplicate predicates, each with a suggested merge and direction."""
@@ -153,7 +157,8 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         ident: Annotated[str, typer.Argument(metavar="ID", help="A suggestion id (v-...) from `vocab suggest`.")],
         into: Annotated[
-            Optional[str], typer.Option("--into", metavar="NAME", help="Merge into this name instead of the suggested one.")
+            str | None,
+            typer.Option("--into", metavar="NAME", help="Merge into this name instead of the suggested one."),
         ] = None,
         reason: Reason = "",
     ) -> Build:
@@ -166,7 +171,7 @@ def register(app: typer.Typer) -> None:
     def vocab_never(
         ctx: typer.Context,
         target: Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="A suggestion id (v-...) or a predicate.")],
-        other: Annotated[Optional[str], typer.Argument(metavar="[OTHER]", help="The other predicate of the pair.")] = None,
+        other: Annotated[str | None, typer.Argument(metavar="[OTHER]", help="The other predicate of the pair.")] = None,
         reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why they differ.")] = "",
     ) -> None:
         """Never suggest merging these names again (a review_decision event)."""
@@ -195,9 +200,10 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         subject: Subject = None,
         match: Annotated[
-            Optional[str], typer.Option("--match", metavar="REGEX", help="Only notes matching REGEX (case-insensitive).")
+            str | None,
+            typer.Option("--match", metavar="REGEX", help="Only notes matching REGEX (case-insensitive)."),
         ] = None,
-        limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="At most N notes.")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="At most N notes.")] = None,
     ) -> None:
         """Notes held now (not promoted), most recent first."""
         from ...notes import list_notes
@@ -225,14 +231,18 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         predicate: Annotated[str, typer.Argument(metavar="PREDICATE", help="The typed predicate the notes become.")],
         cluster: Annotated[
-            Optional[str], typer.Option("--cluster", metavar="ID", help="A cluster (n-...) and its per-note values.")
+            str | None, typer.Option("--cluster", metavar="ID", help="A cluster (n-...) and its per-note values.")
         ] = None,
         note: Notes = None,
         match: Match = None,
-        subject: Annotated[Optional[str], typer.Option("--subject", metavar="S", help="With --match: one subject.")] = None,
+        subject: Annotated[
+            str | None, typer.Option("--subject", metavar="S", help="With --match: one subject.")
+        ] = None,
         define: Annotated[bool, typer.Option("--define", help="Declare PREDICATE in the same plan.")] = False,
         cardinality: Annotated[str, typer.Option("--cardinality", metavar="single|multi")] = "single",
-        value_type: Annotated[str, typer.Option("--type", metavar="T", help="With --define: the value type.")] = "string",
+        value_type: Annotated[
+            str, typer.Option("--type", metavar="T", help="With --define: the value type.")
+        ] = "string",
         description: Annotated[str, typer.Option("--description", metavar="TEXT")] = "",
         reason: Reason = "",
     ) -> Build:
@@ -244,5 +254,6 @@ def register(app: typer.Typer) -> None:
         notes = parse_note_values(note)
         # the service normalises the new name ("Shell Used" -> shell_used), for the TUI too
         d = Definition(predicate, cardinality, value_type, description) if define else None
-        return lambda st: promote_plan(st, predicate, cluster=cluster, notes=notes, match=match, subject=subject,
-                                       define=d, reason=reason)
+        return lambda st: promote_plan(
+            st, predicate, cluster=cluster, notes=notes, match=match, subject=subject, define=d, reason=reason
+        )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -19,7 +19,10 @@ def register(registry_app: typer.Typer) -> None:
         state(ctx).output.emit(registry_list_view(state(ctx).session().memory), render_registry_list)
 
     @registry_app.command("show")
-    def registry_show(ctx: typer.Context, name: Annotated[str, typer.Argument(metavar="NAME", help="A predicate or one of its names.")]) -> None:
+    def registry_show(
+        ctx: typer.Context,
+        name: Annotated[str, typer.Argument(metavar="NAME", help="A predicate or one of its names.")],
+    ) -> None:
         """One predicate and the registry events that decide it."""
         from ...views import registry_show_view
 
@@ -28,20 +31,22 @@ def register(registry_app: typer.Typer) -> None:
     @registry_app.command("log")
     def registry_log(
         ctx: typer.Context,
-        name: Annotated[Optional[str], typer.Option("--name", metavar="P", help="Only records bearing on P.")] = None,
-        op: Annotated[Optional[str], typer.Option("--op", metavar="OP", help="Only records of this op.")] = None,
+        name: Annotated[str | None, typer.Option("--name", metavar="P", help="Only records bearing on P.")] = None,
+        op: Annotated[str | None, typer.Option("--op", metavar="OP", help="Only records of this op.")] = None,
         operator: Annotated[
-            Optional[str], typer.Option("--operator", metavar="WHO", help="Only records planned or applied by WHO.")
+            str | None, typer.Option("--operator", metavar="WHO", help="Only records planned or applied by WHO.")
         ] = None,
-        since: Annotated[Optional[str], typer.Option("--since", metavar="T", help="Only records from T on.")] = None,
-        limit: Annotated[Optional[int], typer.Option("--limit", metavar="N", help="Only the last N records.")] = None,
+        since: Annotated[str | None, typer.Option("--since", metavar="T", help="Only records from T on.")] = None,
+        limit: Annotated[int | None, typer.Option("--limit", metavar="N", help="Only the last N records.")] = None,
     ) -> None:
         """The registry log, oldest first: who changed what, when, why, from which plan, applied by whom."""
         from ...inputs import instant
         from ...views import registry_log_view
 
         when = instant(since, "--since")
-        data = registry_log_view(state(ctx).session().memory, name=name, op=op, operator=operator, since=when, limit=limit)
+        data = registry_log_view(
+            state(ctx).session().memory, name=name, op=op, operator=operator, since=when, limit=limit
+        )
         state(ctx).output.emit(data, render_registry_log)
 
     @registry_app.command("load")

@@ -9,7 +9,8 @@ the operator's terminal shown, not obeyed (docs/cli.md, "Text from agents").
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence, Union
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Union
 
 from rich.console import Console
 from rich.table import Table
@@ -72,14 +73,18 @@ def table(*columns: str, title: str | None = None) -> Table:
     t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, header_style="bold")
     for c in columns:
         # nothing is ever cut with an ellipsis: long cells fold onto more lines; ids never split
-        t.add_column(c, overflow="fold", no_wrap=c in WHOLE, min_width=14 if c in ("id", "event", "note event") else None)
+        t.add_column(
+            c, overflow="fold", no_wrap=c in WHOLE, min_width=14 if c in ("id", "event", "note event") else None
+        )
     return t
 
 
 def prior_text(replaced: Sequence[dict[str, Any]], predicate: str) -> str:
     """`replaced` entries: a value of the same pair as itself, another pair's as ``likes: mangoes``."""
     return ", ".join(
-        visible((f"{p['predicate']}: " if p.get("predicate") not in (None, "", predicate) else "") + value_text(p["value"]))
+        visible(
+            (f"{p['predicate']}: " if p.get("predicate") not in (None, "", predicate) else "") + value_text(p["value"])
+        )
         for p in replaced
     )
 
@@ -101,6 +106,7 @@ def _marks(b: dict[str, Any]) -> Text:
 def beliefs_table(beliefs: Sequence[dict[str, Any]], title: str | None = None) -> Table:
     t = table("subject", "predicate", "value", "since", "source", "marks", title=title)
     for b in beliefs:
-        t.add_row(txt(b["subject"]), txt(b["predicate"]), val(b["value"]), txt(b["observed_at"]),
-                  txt(b["source"]), _marks(b))
+        t.add_row(
+            txt(b["subject"]), txt(b["predicate"]), val(b["value"]), txt(b["observed_at"]), txt(b["source"]), _marks(b)
+        )
     return t

@@ -12,9 +12,12 @@ from . import table, txt
 def render_key(con: Console, data: dict[str, Any]) -> None:
     con.print(data["key"], markup=False, highlight=False)
     con.print(
-        txt(f"id {data['id']}, namespace {data['namespace']} (collection {data['collection']}), "
+        txt(
+            f"id {data['id']}, namespace {data['namespace']} (collection {data['collection']}), "
             f"expires {data['expires'] or 'never'}{', read-only' if data['read_only'] else ''}. "
-            "The key is shown once: keep it now.", "dim")
+            "The key is shown once: keep it now.",
+            "dim",
+        )
     )
 
 
@@ -24,8 +27,14 @@ def render_keys(con: Console, data: dict[str, Any]) -> None:
         return
     t = table("id", "namespace", "collection", "expires", "read-only", "revoked")
     for k in data["keys"]:
-        t.add_row(txt(k["id"]), txt(k["namespace"]), txt(k["collection"]), txt(k["expires"] or "never"),
-                  txt("yes" if k["read_only"] else ""), txt(k["revoked_at"] or ""))
+        t.add_row(
+            txt(k["id"]),
+            txt(k["namespace"]),
+            txt(k["collection"]),
+            txt(k["expires"] or "never"),
+            txt("yes" if k["read_only"] else ""),
+            txt(k["revoked_at"] or ""),
+        )
     con.print(t)
 
 

@@ -29,5 +29,10 @@ def render_demo(con: Console, data: dict[str, Any]) -> None:
     if data.get("already_seeded"):
         return  # said on stderr: nothing was added
     con.print(txt(f"Seeded {names(data['collections'])}: {data['events']:,} event(s) in {data['collections'][0]}."))
-    con.print(txt("Try: recall-admin recall user · recall-admin conflicts list · recall-admin vocab suggest · "
-                  "recall-admin tui", "dim"))
+    con.print(
+        txt(
+            "Try: recall-admin recall user · recall-admin conflicts list · recall-admin vocab suggest · "
+            "recall-admin tui",
+            "dim",
+        )
+    )

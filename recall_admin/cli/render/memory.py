@@ -3,7 +3,8 @@ collections, import and export."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -62,7 +63,9 @@ def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None, predi
         if elsewhere:  # its own pair's are in before → after already
             action += "; replaced " + prior_text(elsewhere, predicate)
         change = Text.assemble(vals(s["before"]), " → ", vals(s["after"]))
-        value = val(s["value"]) if s["value"] is not None else txt("all" if s["action"] == "retract_all" else "—", "dim")
+        value = (
+            val(s["value"]) if s["value"] is not None else txt("all" if s["action"] == "retract_all" else "—", "dim")
+        )
         t.add_row(txt(s["at"]), txt(action), value, change, txt(s.get("source", "")))
     return t
 
@@ -96,8 +99,9 @@ def render_explain(con: Console, data: dict[str, Any]) -> None:
     if data["reasons"]:
         t = table("value", "held", "why", "at", "event", title="Why")
         for r in data["reasons"]:
-            t.add_row(val(r["value"]), txt("yes" if r["held"] else "no"), txt(r["reason"]), txt(r["at"]),
-                      txt(r["event_id"]))
+            t.add_row(
+                val(r["value"]), txt("yes" if r["held"] else "no"), txt(r["reason"]), txt(r["at"]), txt(r["event_id"])
+            )
         con.print(t)
     if data["rules"]:
         t = table("at", "op", "name", "rule", "operator", title="Registry rules (oldest first)")

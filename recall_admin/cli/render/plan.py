@@ -10,7 +10,8 @@ Nothing here decides anything: counts, changes and risks come from
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -86,8 +87,9 @@ def ops_lines(plan: Mapping[str, Any]) -> list[str]:
     return [visible(x) for x in out]
 
 
-def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
-                  merged: Mapping[str, str] | None = None) -> Table:
+def changes_table(
+    changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS, merged: Mapping[str, str] | None = None
+) -> Table:
     """subject · predicate · before → after · history (and the as-of columns when compared).
 
     ``merged`` maps a name the plan merges away to the predicate it will read as, so
@@ -126,9 +128,14 @@ def changes_table(changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS,
                 cells.append("")
         cells.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
         if c.get("replaced_changes"):  # a belief held now would list other `replaced` values
-            cells[-1].append(" · replaced " + "; ".join(
-                f"{values_text([r['value']])}: " + (", ".join(_prior_text(p) for p in r["after"]) or "nothing")
-                for r in c["replaced_changes"]), style="cyan")
+            cells[-1].append(
+                " · replaced "
+                + "; ".join(
+                    f"{values_text([r['value']])}: " + (", ".join(_prior_text(p) for p in r["after"]) or "nothing")
+                    for r in c["replaced_changes"]
+                ),
+                style="cyan",
+            )
         t.add_row(*cells)
     if len(rows) > limit:
         t.caption = f"{len(rows) - limit} more change(s) not shown; --json lists every one"
@@ -182,10 +189,18 @@ def conflicts_text(impact: Mapping[str, Any]) -> Text | None:
     out = Text()
     for c in created:
         out.append("  + conflict ", style="yellow")
-        out.append(visible(f"{c.get('subject')}: {value_text(c.get('value'))} held under {names(c.get('predicates', []))}") + "\n")
+        out.append(
+            visible(f"{c.get('subject')}: {value_text(c.get('value'))} held under {names(c.get('predicates', []))}")
+            + "\n"
+        )
     for c in resolved:
         out.append("  - conflict ", style="green")
-        out.append(visible(f"{c.get('subject')}: {value_text(c.get('value'))} no longer under {names(c.get('predicates', []))}") + "\n")
+        out.append(
+            visible(
+                f"{c.get('subject')}: {value_text(c.get('value'))} no longer under {names(c.get('predicates', []))}"
+            )
+            + "\n"
+        )
     out.rstrip()
     return out
 
@@ -202,8 +217,10 @@ def preview_group(data: Mapping[str, Any]) -> Group:
     if plan.get("title"):
         head.append(f"\n  {visible(plan['title'])}", style="bold")
     based = plan.get("based_on", {})
-    head.append(f"\n  against log position {based.get('position', '?')}, registry {str(based.get('registry_digest', ''))[:19]}…",
-                style="dim")
+    head.append(
+        f"\n  against log position {based.get('position', '?')}, registry {str(based.get('registry_digest', ''))[:19]}…",
+        style="dim",
+    )
     parts.append(head)
     ops = ops_lines(plan)
     if ops:

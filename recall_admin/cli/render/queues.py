@@ -19,8 +19,13 @@ def render_conflicts(con: Console, data: dict[str, Any]) -> None:
     if data.get("groups"):
         t = table("group", "predicates", "subjects", "latest", "settle with", title="Groups (one decision each)")
         for g in data["groups"]:
-            t.add_row(txt(g["id"]), txt(names(g["predicates"])), txt(g["count"]), txt(g["latest"]),
-                      txt(g["settle"]["exclude"], "dim"))
+            t.add_row(
+                txt(g["id"]),
+                txt(names(g["predicates"])),
+                txt(g["count"]),
+                txt(g["latest"]),
+                txt(g["settle"]["exclude"], "dim"),
+            )
         con.print(t)
     t = table("id", "subject", "value", "held under", "latest", title="Conflicts (most recent first)")
     for c in conflicts:
@@ -34,15 +39,25 @@ def render_conflicts(con: Console, data: dict[str, Any]) -> None:
     con.print(t)
     if data.get("dismissed"):
         shown = any(c.get("dismissed") for c in conflicts)
-        con.print(txt(f"{data['dismissed']} dismissed conflict(s) " + ("marked [dismissed]." if shown else "hidden."), "dim"))
-    con.print(txt("Decide with: conflicts confirm ID --keep PREDICATE | conflicts exclude ID | "
-                  "conflicts dismiss ID --reason TEXT", "dim"))
+        con.print(
+            txt(f"{data['dismissed']} dismissed conflict(s) " + ("marked [dismissed]." if shown else "hidden."), "dim")
+        )
+    con.print(
+        txt(
+            "Decide with: conflicts confirm ID --keep PREDICATE | conflicts exclude ID | "
+            "conflicts dismiss ID --reason TEXT",
+            "dim",
+        )
+    )
 
 
 def render_dismissed(con: Console, data: dict[str, Any]) -> None:
     n = len(data.get("conflicts", []))
-    con.print(txt(f"Dismissed {data['dismissed']} ({n} conflict(s)); it stays away until either belief changes.",
-                  "bold green"))
+    con.print(
+        txt(
+            f"Dismissed {data['dismissed']} ({n} conflict(s)); it stays away until either belief changes.", "bold green"
+        )
+    )
 
 
 def render_undismissed(con: Console, data: dict[str, Any]) -> None:
@@ -60,8 +75,16 @@ def render_inbox(con: Console, data: dict[str, Any]) -> None:
         cb = p.get("caused_by")
         first = line(cb["subject"], ": ", val(cb["value"]), f" ({cb['observed_at'][:10]})") if cb else txt("—")
         score = f"{p['score']:.2f}" if p.get("score") is not None else "—"
-        t.add_row(txt(p["name"]), txt(p["origin"]), txt(shape), txt(score), txt(p["at"]), txt(p["events"]), first,
-                  txt(p["status"]))
+        t.add_row(
+            txt(p["name"]),
+            txt(p["origin"]),
+            txt(shape),
+            txt(score),
+            txt(p["at"]),
+            txt(p["events"]),
+            first,
+            txt(p["status"]),
+        )
     con.print(t)
 
 
@@ -73,8 +96,14 @@ def render_suggest(con: Console, data: dict[str, Any]) -> None:
     t = table("id", "names", "score", "suggestion", "why", "stage with")
     for c in clusters:
         s = c["suggestion"]
-        t.add_row(txt(c["id"]), txt(names(c["names"])), txt(f"{c['score']:.2f}"),
-                  txt(f"merge {names(s['merge'])} into {s['into']}"), txt(s["reason"]), txt(s["stage"], "dim"))
+        t.add_row(
+            txt(c["id"]),
+            txt(names(c["names"])),
+            txt(f"{c['score']:.2f}"),
+            txt(f"merge {names(s['merge'])} into {s['into']}"),
+            txt(s["reason"]),
+            txt(s["stage"], "dim"),
+        )
     con.print(t)
     con.print(txt("Not the same thing? vocab never ID keeps a pair from coming back.", "dim"))
 
@@ -102,11 +131,23 @@ def render_note_clusters(con: Console, data: dict[str, Any]) -> None:
         return
     for c in clusters:
         s = c["suggestion"]
-        con.print(line((c["id"], "bold"), f"  {c['size']} note(s) about ", (names(c["about"]), "cyan"),
-                       "  → ", (s["predicate"], "magenta"), ("" if s["existing"] else " (new)", "yellow")))
+        con.print(
+            line(
+                (c["id"], "bold"),
+                f"  {c['size']} note(s) about ",
+                (names(c["about"]), "cyan"),
+                "  → ",
+                (s["predicate"], "magenta"),
+                ("" if s["existing"] else " (new)", "yellow"),
+            )
+        )
         t = table("event", "subject", "note", "value")
         for n in c["notes"]:
-            v = txt(f"→ {values_text([n['value']])}", "green") if n["ok"] else txt(f"stays a note: {n['error']}", "yellow")
+            v = (
+                txt(f"→ {values_text([n['value']])}", "green")
+                if n["ok"]
+                else txt(f"stays a note: {n['error']}", "yellow")
+            )
             t.add_row(txt(n["event_id"]), txt(n["subject"]), val(n["note"]), v)
         con.print(t)
         if s["regex"]:

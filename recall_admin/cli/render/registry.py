@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -28,8 +29,14 @@ def _rules_text(p: dict[str, Any]) -> str:
 def render_registry_list(con: Console, data: dict[str, Any]) -> None:
     t = table("name", "cardinality", "type", "rules", "origin", "events")
     for p in data["predicates"]:
-        t.add_row(txt(p["name"]), txt(p["cardinality"]), txt(p["value_type"]), txt(_rules_text(p)), txt(p["origin"]),
-                  txt(p["events"]))
+        t.add_row(
+            txt(p["name"]),
+            txt(p["cardinality"]),
+            txt(p["value_type"]),
+            txt(_rules_text(p)),
+            txt(p["origin"]),
+            txt(p["events"]),
+        )
     con.print(t)
     con.print(txt(f"Vocabulary: {'open' if data.get('open_vocabulary') else 'closed'}", "dim"))
 
@@ -37,8 +44,14 @@ def render_registry_list(con: Console, data: dict[str, Any]) -> None:
 def changes_table(changes: Sequence[dict[str, Any]], title: str | None = None) -> Table:
     t = table("at", "op", "name", "change", "operator", "plan", title=title)
     for c in changes:
-        t.add_row(txt(c["at"]), txt(c["op"]), txt(c["name"]), txt(c.get("summary", "")), txt(c.get("operator") or ""),
-                  txt(c.get("plan") or ""))
+        t.add_row(
+            txt(c["at"]),
+            txt(c["op"]),
+            txt(c["name"]),
+            txt(c.get("summary", "")),
+            txt(c.get("operator") or ""),
+            txt(c.get("plan") or ""),
+        )
     return t
 
 
@@ -46,8 +59,20 @@ def render_registry_show(con: Console, data: dict[str, Any]) -> None:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    for key in ("name", "cardinality", "value_type", "allowed", "excludes", "historical", "aliases",
-                "merged", "description", "origin", "since", "events"):
+    for key in (
+        "name",
+        "cardinality",
+        "value_type",
+        "allowed",
+        "excludes",
+        "historical",
+        "aliases",
+        "merged",
+        "description",
+        "origin",
+        "since",
+        "events",
+    ):
         v = data.get(key)
         if isinstance(v, list):
             v = names(v) or "—"

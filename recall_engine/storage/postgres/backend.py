@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 import threading
-from contextlib import contextmanager
-from typing import Iterator
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import psycopg
@@ -95,10 +95,8 @@ class _Pool:
             self.closed = True
             idle, self._idle = self._idle, []
         for conn in idle:
-            try:
+            with suppress(psycopg.Error):
                 conn.close()
-            except psycopg.Error:
-                pass
 
 
 class PostgresBackend(Backend):
@@ -164,9 +162,7 @@ class PostgresBackend(Backend):
         try:
             conn = psycopg.connect(self._conninfo, **kwargs)
         except psycopg.Error as e:
-            raise StorageError(
-                f"cannot connect to the store at {self.url_for_display}: {self.describe(e)}"
-            ) from None
+            raise StorageError(f"cannot connect to the store at {self.url_for_display}: {self.describe(e)}") from None
         except Exception as e:  # malformed URL text, bad option value...
             raise StorageError(f"cannot connect to the store at {self.url_for_display}: {self.describe(e)}") from None
         try:

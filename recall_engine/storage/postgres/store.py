@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Callable, Iterable, Iterator, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 import psycopg
@@ -126,19 +127,18 @@ class PostgresStore(Store):
 
     def _stream(self, what: str, query: str, params: Sequence[object], decode: bool = True) -> Iterator:
         """Rows of ``query`` through a server-side cursor, decoded ``FETCH`` at a time."""
-        with self.backend.connection(what) as conn:
-            with conn.transaction():
-                with conn.cursor(name="recall_stream") as cur:
-                    cur.itersize = FETCH
-                    cur.execute(query, params)
-                    while True:
-                        rows = cur.fetchmany(FETCH)
-                        if not rows:
-                            return
-                        if decode:
-                            yield from self._decode(rows, memo=False)
-                        else:
-                            yield from rows
+        with self.backend.connection(what) as conn, conn.transaction():
+            with conn.cursor(name="recall_stream") as cur:
+                cur.itersize = FETCH
+                cur.execute(query, params)
+                while True:
+                    rows = cur.fetchmany(FETCH)
+                    if not rows:
+                        return
+                    if decode:
+                        yield from self._decode(rows, memo=False)
+                    else:
+                        yield from rows
 
     # --- writes --------------------------------------------------------------
 
@@ -335,18 +335,17 @@ class PostgresStore(Store):
         return written
 
     def _drop_indexes_if_empty(self) -> bool:
-        with self.backend.connection("preparing a bulk import") as conn:
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
-                empty, owner = conn.execute(
-                    "SELECT NOT EXISTS (SELECT 1 FROM recall.events), "
-                    "pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
-                    "WHERE c.oid = 'recall.events'::regclass"
-                ).fetchone()
-                if not (empty and owner):
-                    return False
-                for name in SECONDARY_INDEXES:
-                    conn.execute(f"DROP INDEX IF EXISTS recall.{name}")
+        with self.backend.connection("preparing a bulk import") as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
+            empty, owner = conn.execute(
+                "SELECT NOT EXISTS (SELECT 1 FROM recall.events), "
+                "pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
+                "WHERE c.oid = 'recall.events'::regclass"
+            ).fetchone()
+            if not (empty and owner):
+                return False
+            for name in SECONDARY_INDEXES:
+                conn.execute(f"DROP INDEX IF EXISTS recall.{name}")
         return True
 
     # --- watermarks ----------------------------------------------------------
@@ -397,8 +396,7 @@ class PostgresStore(Store):
 
     def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
         return self._complete(
-            f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND subject = %s "
-            "ORDER BY position LIMIT %s",
+            f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND subject = %s ORDER BY position LIMIT %s",
             (self.cid, subject),
             limit,
             f"the subject {subject} has",
@@ -560,7 +558,7 @@ class PostgresStore(Store):
                 (query, self.cid, *params, int(k)),
             ).fetchall()
         events = self._decode(r[:4] for r in rows)
-        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows)]
+        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows, strict=False)]
 
     def vector_search(
         self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None
@@ -594,4 +592,4 @@ class PostgresStore(Store):
                 ).fetchall()
             rows = [(*r[:4], 1.0 - float(r[4])) for r in rows]
         events = self._decode(r[:4] for r in rows)
-        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows)]
+        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows, strict=False)]

@@ -9,6 +9,7 @@ docs/storage.md.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -199,10 +200,8 @@ class SQLiteBackend(Backend):
             conns, self._connections = self._connections, []
             self._stores.clear()
         for c in conns:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 c.close()
-            except sqlite3.Error:
-                pass
         self._local = threading.local()
 
     def __repr__(self) -> str:

@@ -30,8 +30,7 @@ SECONDARY_INDEXES = {
     "events_pair": "CREATE INDEX IF NOT EXISTS events_pair ON events (collection_id, subject, predicate)",
     "events_predicate": "CREATE INDEX IF NOT EXISTS events_predicate ON events (collection_id, predicate, subject)",
     "events_value": (
-        "CREATE INDEX IF NOT EXISTS events_value ON events "
-        "(collection_id, subject, value_key, predicate, retraction)"
+        "CREATE INDEX IF NOT EXISTS events_value ON events (collection_id, subject, value_key, predicate, retraction)"
     ),
 }
 

@@ -7,7 +7,8 @@ and reading pairs stays quick to start.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ...errors import InvalidInput, StorageError
 from ..base import Hit
@@ -117,7 +118,7 @@ class SearchMixin:
             for row in conn.execute(f"SELECT {COLS} FROM events WHERE position IN ({marks(len(chunk))})", chunk):
                 by_pos[row[0]] = row
         events = self._decode(by_pos[p] for p in positions)
-        return [Hit(ev, score) for ev, (_, score) in zip(events, found)]
+        return [Hit(ev, score) for ev, (_, score) in zip(events, found, strict=False)]
 
     def _load_vectors(self) -> SparseVectors:
         from .vectors import SparseVectors
@@ -136,7 +137,7 @@ class SearchMixin:
                     rows = cursor.fetchmany(20_000)
                     if not rows:
                         break
-                    pos, obs, blobs = zip(*rows)
+                    pos, obs, blobs = zip(*rows, strict=False)
                     try:
                         vs.add(list(pos), list(obs), list(blobs))
                     except ValueError as e:
@@ -148,7 +149,9 @@ class SearchMixin:
             vs.settle()
             return vs
 
-    def vector_search(self, vector: "np.ndarray", k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+    def vector_search(
+        self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None
+    ) -> list[Hit]:
         """Exact cosine ranking of every event of the collection (see vectors.py);
         ties go to the older event; ``since``/``until`` bound observed_at, both inclusive."""
         import numpy as np

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 CHUNK = 500  # parameters per IN list
 COLS = "position, id, observed_at, body"  # what a decoded read selects

@@ -7,9 +7,10 @@ import itertools
 import json
 import sqlite3
 import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
@@ -172,7 +173,9 @@ class SQLiteStore(SearchMixin, Store):
         links = []
         for i, (ev, body, key, vector, text) in enumerate(fresh):
             pos = base + 1 + i
-            rows.append((pos, cid, ev.id, ev.subject, ev.predicate, key, 1 if ev.retraction else 0, ev.observed_at, body))
+            rows.append(
+                (pos, cid, ev.id, ev.subject, ev.predicate, key, 1 if ev.retraction else 0, ev.observed_at, body)
+            )
             texts.append((pos, text))
             vectors.append((pos, ev.observed_at, vector))
             if ev.replaces:
@@ -278,11 +281,15 @@ class SQLiteStore(SearchMixin, Store):
         return int(row[0]) if row else 0
 
     def touched_since(self, position: int, limit: int = 100_000) -> list[Touch]:
-        rows = self._conn().execute(
-            "SELECT position, subject, predicate, value_key FROM events "
-            "WHERE collection_id = ? AND position > ? ORDER BY position LIMIT ?",
-            (self.cid, int(position), limit + 1),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT position, subject, predicate, value_key FROM events "
+                "WHERE collection_id = ? AND position > ? ORDER BY position LIMIT ?",
+                (self.cid, int(position), limit + 1),
+            )
+            .fetchall()
+        )
         if len(rows) > limit:
             raise refused(f"the events appended after position {position} number", limit)
         return [Touch(*r) for r in rows]
@@ -356,11 +363,15 @@ class SQLiteStore(SearchMixin, Store):
         keys = unique(value_keys)
         if not keys:
             return set()
-        rows = self._conn().execute(
-            "SELECT DISTINCT predicate FROM events WHERE collection_id = ? AND subject = ? "
-            f"AND value_key IN ({marks(len(keys))}) AND retraction = 0",
-            (self.cid, subject, *keys),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT DISTINCT predicate FROM events WHERE collection_id = ? AND subject = ? "
+                f"AND value_key IN ({marks(len(keys))}) AND retraction = 0",
+                (self.cid, subject, *keys),
+            )
+            .fetchall()
+        )
         return {r[0] for r in rows}
 
     # --- streams -------------------------------------------------------------
@@ -459,25 +470,37 @@ class SQLiteStore(SearchMixin, Store):
         if prefix:
             where = "AND subject >= ? AND subject < ? "
             params += [prefix, prefix + "\U0010ffff"]
-        rows = self._conn().execute(
-            f"SELECT subject, COUNT(*) AS n FROM events WHERE collection_id = ? {where}AND {NOT_RESERVED} "
-            "GROUP BY subject ORDER BY n DESC, subject LIMIT ?",
-            (*params, max(0, int(limit))),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT subject, COUNT(*) AS n FROM events WHERE collection_id = ? {where}AND {NOT_RESERVED} "
+                "GROUP BY subject ORDER BY n DESC, subject LIMIT ?",
+                (*params, max(0, int(limit))),
+            )
+            .fetchall()
+        )
         return [(s, int(n)) for s, n in rows]
 
     def pairs(self, subject: str) -> list[tuple[str, int]]:
-        rows = self._conn().execute(
-            "SELECT predicate, COUNT(*) FROM events WHERE collection_id = ? AND subject = ? "
-            "GROUP BY predicate ORDER BY predicate",
-            (self.cid, subject),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT predicate, COUNT(*) FROM events WHERE collection_id = ? AND subject = ? "
+                "GROUP BY predicate ORDER BY predicate",
+                (self.cid, subject),
+            )
+            .fetchall()
+        )
         return [(p, int(n)) for p, n in rows]
 
     def predicate_counts(self) -> dict[str, int]:
-        rows = self._conn().execute(
-            f"SELECT predicate, COUNT(*) FROM events WHERE collection_id = ? AND {NOT_RESERVED} "
-            "GROUP BY predicate ORDER BY predicate",
-            (self.cid,),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT predicate, COUNT(*) FROM events WHERE collection_id = ? AND {NOT_RESERVED} "
+                "GROUP BY predicate ORDER BY predicate",
+                (self.cid,),
+            )
+            .fetchall()
+        )
         return {p: int(n) for p, n in rows}

@@ -137,8 +137,9 @@ class SparseVectors:
             self._merge()
 
     def _merge(self) -> None:
-        cols = np.concatenate([np.repeat(np.arange(DIMENSIONS, dtype=np.int16), np.diff(self.col_ptr)),
-                               self.t_cols.view])
+        cols = np.concatenate(
+            [np.repeat(np.arange(DIMENSIONS, dtype=np.int16), np.diff(self.col_ptr)), self.t_cols.view]
+        )
         rows = np.concatenate([self.rows, self.t_rows.view])
         vals = np.concatenate([self.vals, self.t_vals.view])
         # rows ascend within the sorted part and within the tail, and tail rows come later,
