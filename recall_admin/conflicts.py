@@ -39,6 +39,7 @@ from recall_engine.fold import fold
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
 from recall_engine.records import Belief, Event, Replace, make_event
+from recall_engine.registry import RegistryRecord
 from recall_engine.storage.base import MAX_PAIR_EVENTS
 from recall_engine.text import NOTE, normalize_subject
 from recall_engine.timeline import Timeline
@@ -208,12 +209,12 @@ def _subject_input(memory: Memory, tl: Timeline, subject: str, predicates: Seque
     events = store.pair_events(subject, sorted(names), limit=MAX_PAIR_EVENTS * max(1, len(names)))
     per: dict[str, int] = {}
     for e in events:
-        p = own.get(e.predicate)
-        if p is not None:
-            per[p] = per.get(p, 0) + 1
-            if per[p] > MAX_PAIR_EVENTS:
+        owner = own.get(e.predicate)
+        if owner is not None:
+            per[owner] = per.get(owner, 0) + 1
+            if per[owner] > MAX_PAIR_EVENTS:
                 raise LimitExceeded(
-                    f"the pair {subject}/{p} has more than {MAX_PAIR_EVENTS} events (the limit); refused"
+                    f"the pair {subject}/{owner} has more than {MAX_PAIR_EVENTS} events (the limit); refused"
                 )
     events = [e for e in events if e.predicate in own or not e.retraction]
     events.extend(store.replacing_events(subject, sorted(own)))
@@ -394,7 +395,7 @@ def exclude_plan(stager: Stager, conflicts: Sequence[Conflict], by: str | None =
         owners = [b]
     else:
         owners = preds
-    records = []
+    records: list[RegistryRecord] = []
     added: dict[str, list[str]] = {}
     for a in owners:
         d = tl.definition(a)

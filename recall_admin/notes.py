@@ -420,24 +420,24 @@ def note_clusters(
         phrasings = _phrasings([toks[i] for i in members])
         values = [_extract(notes[i], frame, phrasings) for i in members]
         cands = _predicate_candidates(about, defs)
-        c = NoteCluster(
+        cluster = NoteCluster(
             id="n-" + hashlib.sha256("\x00".join(sorted(notes[i].event_id for i in members)).encode()).hexdigest()[:12],
             about=about,
             notes=values,
             candidates=cands,
         )
         if cands and cands[0][1] >= PREDICATE_MIN_SCORE:
-            c.predicate, c.predicate_score = cands[0]
+            cluster.predicate, cluster.predicate_score = cands[0]
         else:
-            c.new_name = "_".join(about[:2]) or "fact"
+            cluster.new_name = "_".join(about[:2]) or "fact"
         templates: dict[str, int] = {}
         for nv in values:
-            t = _template(nv)
-            if t:
-                templates[t] = templates.get(t, 0) + 1
+            template = _template(nv)
+            if template:
+                templates[template] = templates.get(template, 0) + 1
         if templates:
-            c.regex = max(templates.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]
-        out.append(c)
+            cluster.regex = max(templates.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]
+        out.append(cluster)
     out.sort(key=lambda c: (-len(c.notes), c.id))
     return out
 

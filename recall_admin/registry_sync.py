@@ -16,6 +16,7 @@ from recall_engine.errors import RegistryError
 from recall_engine.memory import Memory
 from recall_engine.records import Event
 from recall_engine.registry import Definition, RegistryRecord, check_registry
+from recall_engine.registry_files import RegistryFile
 from recall_engine.text import NOTE
 from recall_engine.timeline import Timeline
 
@@ -28,7 +29,7 @@ class SyncResult:
     notes: list[str] = field(default_factory=list)  # things an operator may want to know
 
 
-def combine(files: Iterable[object]) -> tuple[dict[str, Definition], list[str]]:
+def combine(files: Iterable[RegistryFile]) -> tuple[dict[str, Definition], list[str]]:
     """The definitions of several registry files as one registry.
 
     Files may share a predicate when they agree on its rules (cardinality, type,
@@ -39,9 +40,8 @@ def combine(files: Iterable[object]) -> tuple[dict[str, Definition], list[str]]:
     combined: dict[str, tuple[str, Definition]] = {}
     notes: list[str] = []
     for f in files:
-        fname = getattr(f, "name", "") or getattr(f, "path", "") or "registry file"
-        defs: Mapping[str, Definition] = f.definitions
-        for name, d in defs.items():
+        fname = f.name or f.path or "registry file"
+        for name, d in f.definitions.items():
             prev = combined.get(name)
             if prev is None:
                 combined[name] = (fname, d)
@@ -94,7 +94,7 @@ def plan_declarations(
 
 
 def sync_registry(
-    memory: Memory, files: Sequence[object], operator: str, *, open_vocabulary: bool = False
+    memory: Memory, files: Sequence[RegistryFile], operator: str, *, open_vocabulary: bool = False
 ) -> SyncResult:
     """Declare what the files define and the log does not yet hold; open the vocabulary if asked."""
     definitions, notes = combine(files)

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -167,7 +167,7 @@ def import_file(
 # --- export ---------------------------------------------------------------------
 
 
-def events_for_export(store: Store, subject: str | None = None) -> Iterator[Event]:
+def events_for_export(store: Store, subject: str | None = None) -> Generator[Event, None, None]:
     """Every event of the collection in log order (registry records included), or every
     event of one subject."""
     if subject is None:

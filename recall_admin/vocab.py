@@ -29,7 +29,7 @@ from recall_engine.errors import NotFound, PlanError
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
 from recall_engine.records import Event
-from recall_engine.registry import Definition
+from recall_engine.registry import Definition, RegistryRecord
 from recall_engine.text import NOTE
 from recall_engine.timeline import DEFINING, LoggedRecord, Timeline
 
@@ -341,7 +341,7 @@ def merge_plan(stager: Stager, cluster: Cluster, into: str | None = None, reason
     others = [n for n in cluster.names if n != target]
     if len(others) == 1:
         return stager.merge(others[0], target, reason=reason)
-    records = []
+    records: list[RegistryRecord] = []
     for n in others:
         records.extend(stager.merge(n, target, reason=reason).records)
     return stager._plan(

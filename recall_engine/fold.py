@@ -146,7 +146,7 @@ def moves(
         if e.replaces and not e.retraction:
             own = e.key if c == predicate else None
             keys = tuple(
-                k for r in e.replaces if canonical(r.predicate) == predicate and (k := value_key(r.value)) != own
+                vk for r in e.replaces if canonical(r.predicate) == predicate and (vk := value_key(r.value)) != own
             )
             if keys:
                 _put(out, (e.id, REPLACES), Move(e.observed_at, 1, e, REPLACES, None, "", keys=keys))
@@ -197,9 +197,10 @@ def _cross_moves(
 def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -> list[Held]:
     """Apply one move in place; return the values it withdrew."""
     if m.action == ASSERT:
+        assert m.value is not None, "an assertion carries its value"
         prev = held.get(m.key)
         if timeline.multi_at(predicate, m.at):
-            held[m.key] = Held(m.event, m.value, prev.replaced if prev else (), m.promoted)  # type: ignore[arg-type]
+            held[m.key] = Held(m.event, m.value, prev.replaced if prev else (), m.promoted)
             return []
         if not held or (prev is not None and len(held) == 1):
             others = []  # the common single-valued case: nothing else to replace
@@ -209,7 +210,7 @@ def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -
         # only for the beliefs that come out (most steps of a long history never do)
         replaced = tuple(others) if others else (prev.replaced if prev else ())
         held.clear()
-        held[m.key] = Held(m.event, m.value, replaced, m.promoted, fresh=bool(others))  # type: ignore[arg-type]
+        held[m.key] = Held(m.event, m.value, replaced, m.promoted, fresh=bool(others))
         return others
     if m.action == RETRACT:
         h = held.pop(m.key, None)
@@ -223,8 +224,8 @@ def _apply(m: Move, held: dict[str, Held], predicate: str, timeline: Timeline) -
         # kept; several corrections of one statement add up
         for k, h in held.items():
             if h.event.id == m.credit:
-                gone = tuple(Held(g.event, g.value, (), g.promoted, pair=m.via) for g in m.gone)
-                held[k] = Held(h.event, h.value, (h.replaced if h.fresh else ()) + gone, h.promoted, fresh=True)
+                lost = tuple(Held(g.event, g.value, (), g.promoted, pair=m.via) for g in m.gone)
+                held[k] = Held(h.event, h.value, (h.replaced if h.fresh else ()) + lost, h.promoted, fresh=True)
                 break
         return []
     if m.action == PROMOTED_OUT:
@@ -322,16 +323,17 @@ def _fold_plain(
             else:
                 held.pop(value_key(e.value), None)
             continue
+        assert e.value is not None, "an assertion carries its value"
         k = value_key(e.value)
         prev = held.get(k)
         if multi:
-            held[k] = Held(e, e.value, prev.replaced if prev else (), False)  # type: ignore[arg-type]
+            held[k] = Held(e, e.value, prev.replaced if prev else (), False)
             continue
         if not held or (prev is not None and len(held) == 1):
             replaced = prev.replaced if prev else ()
         else:
             replaced = tuple(h for kk, h in held.items() if kk != k)
-        held = {k: Held(e, e.value, replaced, False)}  # type: ignore[arg-type]
+        held = {k: Held(e, e.value, replaced, False)}
     return held
 
 

@@ -41,7 +41,7 @@ class HistoryStep:
         return f"promoted to {p} = {v!r} " + (f"by plan {plan}" if plan else f"by registry event {rec}")
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "at": format_rfc3339(self.at),
             "event_id": self.event_id,
             "action": self.action,
@@ -76,8 +76,9 @@ def _history_step(s: Step, predicate: str, timeline: Timeline) -> HistoryStep:
     promoted_to = None
     if m.action == PROMOTED_OUT:
         promo = timeline.promotion(m.event.id)
-        rec = timeline.record(promo[2]) if promo else None
-        promoted_to = (m.via, m.value, rec.record.plan if rec else "", promo[2] if promo else "")
+        assert promo is not None, "a note moves out only while it is promoted"
+        rec = timeline.record(promo[2])
+        promoted_to = (m.via, promo[1].value, rec.record.plan if rec else "", promo[2])
     return HistoryStep(
         at=m.at,
         event_id=m.event.id,
@@ -316,15 +317,15 @@ def value_reasons(steps: list[Step], predicate: str, at: int, timeline: Timeline
             for h in s.after:
                 if h.event.id == m.credit:
                     k = value_key(h.value)
-                    prev = last[k]
-                    last[k] = replace(prev, reason=base[k] + _replaced_text(h, predicate, timeline))
+                    last[k] = replace(last[k], reason=base[k] + _replaced_text(h, predicate, timeline))
             continue
         if m.action == PROMOTED_OUT:
             promo = timeline.promotion(m.event.id)
             rec = timeline.record(promo[2]) if promo else None
             plan = rec.record.plan if rec else ""
             why = f"promoted to {m.via} = {m.value!r}" + (f" by plan {plan}" if plan else "")
-            last[value_key(m.event.value)] = ValueReason(m.event.value, False, why, m.event.id, m.at)  # type: ignore[arg-type]
+            assert m.event.value is not None, "a note carries its words"
+            last[value_key(m.event.value)] = ValueReason(m.event.value, False, why, m.event.id, m.at)
             continue
         for h in s.withdrawn:
             k = value_key(h.value)
@@ -333,6 +334,7 @@ def value_reasons(steps: list[Step], predicate: str, at: int, timeline: Timeline
                 why = f"replaced by {m.value!r} ({predicate} was single-valued then)"
             last[k] = ValueReason(h.value, False, why, m.event.id, m.at)
         if m.action == ASSERT:
+            assert m.value is not None, "an assertion carries its value"
             k = m.key
             prev = last.get(k)
             reason = _reason(s, predicate)
@@ -342,7 +344,7 @@ def value_reasons(steps: list[Step], predicate: str, at: int, timeline: Timeline
             after = next((h for h in s.after if value_key(h.value) == k), None)
             if after is not None:
                 reason += _replaced_text(after, predicate, timeline)
-            last[k] = ValueReason(m.value, True, reason, m.event.id, m.at)  # type: ignore[arg-type]
+            last[k] = ValueReason(m.value, True, reason, m.event.id, m.at)
     return list(last.values())
 
 

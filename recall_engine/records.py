@@ -421,10 +421,12 @@ class Belief:
 
 
 def belief_from_event(e: Event, predicate: str, value: Value | None = None, *, promoted: bool = False) -> Belief:
+    held = e.value if value is None else value
+    assert held is not None, "a belief comes from an assertion, which carries its value"
     return Belief(
         subject=e.subject,
         predicate=predicate,
-        value=e.value if value is None else value,
+        value=held,
         observed_at=e.observed_at,
         event_id=e.id,
         source=e.source,

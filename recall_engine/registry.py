@@ -395,7 +395,9 @@ def _decode_go_record(raw: dict[str, Any], name: str, where: str) -> RegistryRec
         if not isinstance(alias_of, str) or not PREDICATE_RE.match(alias_of) or alias_of == name:
             raise RegistryError(f"{where}: cannot merge {name!r} into {alias_of!r}")
         return RegistryRecord(op="merge", name=name, into=alias_of, auto=_flag(raw, "auto", where))
-    fields = {k: raw[k] for k in ("cardinality", "value_type", "description", "allowed", "aliases") if k in raw}
+    fields: dict[str, Any] = {
+        k: raw[k] for k in ("cardinality", "value_type", "description", "allowed", "aliases") if k in raw
+    }
     extra = set(raw) - {
         "name",
         "auto",

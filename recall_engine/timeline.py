@@ -135,9 +135,9 @@ class Timeline:
         for owner, items in owners.items():
             items.sort(key=lambda t: t[1])
             ats = [t[0] for t in items]
-            ds = [t[2].record.definition for t in items]  # type: ignore[misc]
+            ds = [_definition(t[2]) for t in items]
             last_retro = max((k for k, t in enumerate(items) if t[2].record.retroactive), default=-1)
-            self._rules[owner] = (ats, ds, last_retro)  # type: ignore[assignment]
+            self._rules[owner] = (ats, ds, last_retro)
         # predicates whose cardinality never changed: the fold's hot path skips the rule lookup
         self._fixed_multi: dict[str, bool] = {
             owner: ds[0].cardinality == "multi"
@@ -186,8 +186,8 @@ class Timeline:
         self._by_id: dict[str, LoggedRecord] = {r.event_id: r for r in self.log}
         for r in log:  # live records only: a withdrawn promote no longer moves its notes
             if r.record.op == "promote":
-                for p in r.record.notes:
-                    self._promoted[p.event_id] = (r.record.name, p, r.event_id)
+                for note in r.record.notes:
+                    self._promoted[note.event_id] = (r.record.name, note, r.event_id)
 
         # Vocabulary mode: the latest vocabulary record decides (closed by default).
         self.open_vocabulary = False
@@ -387,6 +387,12 @@ class Timeline:
     def with_records(self, extra: Iterable[LoggedRecord]) -> Timeline:
         """The timeline as it would be with these records appended (for previews)."""
         return Timeline(records=[*self.log, *extra], fold_version=self.fold_version)
+
+
+def _definition(r: LoggedRecord) -> Definition:
+    d = r.record.definition
+    assert d is not None, "a defining record carries its definition"
+    return d
 
 
 def _withdrawals(records: list[RegistryRecord]) -> tuple[dict[str, str], frozenset[str]]:

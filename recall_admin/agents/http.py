@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,7 +143,9 @@ class Agents:
 # --- ASGI plumbing ----------------------------------------------------------------------
 
 
-async def _respond(send: Callable[..., Any], status: int, doc: Any, headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def _respond(
+    send: Callable[..., Any], status: int, doc: Any, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     body = dumps(doc).encode("utf-8")
     await send(
         {

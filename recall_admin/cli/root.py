@@ -19,14 +19,11 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
 
-try:  # recent Typer vendors Click as typer._click
-    from typer._click.exceptions import ClickException as _ClickException
-    from typer._click.exceptions import UsageError as _UsageError
-except ImportError:  # pragma: no cover - Typer on Click
-    from click.exceptions import ClickException as _ClickException
-    from click.exceptions import UsageError as _UsageError
+# Typer vendors Click as typer._click (from 0.26, the lower bound in pyproject.toml)
+from typer._click.exceptions import ClickException as _ClickException
+from typer._click.exceptions import UsageError as _UsageError
+from typer.core import TyperGroup
 
 from recall_engine.errors import RecallError
 

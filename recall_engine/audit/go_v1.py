@@ -62,11 +62,11 @@ _POS_INF = 2**63
 class GoV1:
     """``recall-audit-v1``: verified and replayed exactly as the Go engine does."""
 
-    version = AUDIT_V1
-    envelope_fields = ENVELOPE_FIELDS
-    definition_fields = GO_DEF_FIELDS
-    event_fields = GO_EVENT_FIELDS
-    sources = GO_SOURCES
+    version: str = AUDIT_V1
+    envelope_fields: tuple[str, ...] = ENVELOPE_FIELDS
+    definition_fields: tuple[str, ...] = GO_DEF_FIELDS
+    event_fields: frozenset[str] = GO_EVENT_FIELDS
+    sources: tuple[str, ...] = GO_SOURCES
 
     def check_versions(self, env: Envelope) -> None:
         if env.event_version not in GO_EVENT_VERSIONS:

@@ -38,11 +38,11 @@ _HINT = (
 class OursV2:
     """``recall-audit-v2``: every field checksummed, every event fingerprinted."""
 
-    version = AUDIT_V2
-    envelope_fields = GO_ENVELOPE_FIELDS + ("fingerprints",)
-    definition_fields = DEF_FIELDS
-    event_fields = GO_EVENT_FIELDS | {"replaces", "caused_by"}
-    sources = SOURCES
+    version: str = AUDIT_V2
+    envelope_fields: tuple[str, ...] = GO_ENVELOPE_FIELDS + ("fingerprints",)
+    definition_fields: tuple[str, ...] = DEF_FIELDS
+    event_fields: frozenset[str] = GO_EVENT_FIELDS | {"replaces", "caused_by"}
+    sources: tuple[str, ...] = SOURCES
 
     def check_versions(self, env: Envelope) -> None:
         if env.event_version != EVENT_VERSION:
@@ -133,7 +133,7 @@ def _check_registry_matches_log(registry: Mapping[str, dict[str, Any]], timeline
             raise AuditError(f"registry entry {q(name)} is missing; the registry log defines it")
         got, exp = registry[name], want[name]
         for k in DEF_FIELDS:
-            g = got.get(k)
+            g: Any = got.get(k)  # the bundle's JSON, any shape
             if g is None:
                 g = False if k == "historical" else ([] if k in ("allowed", "aliases", "excludes") else "")
             w = exp[k]

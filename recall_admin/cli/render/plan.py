@@ -126,9 +126,10 @@ def changes_table(
                 cells.append(Text(f"{values_text(ba)} {arrow} {values_text(aa)}"))
             else:
                 cells.append("")
-        cells.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
+        history = Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim")
+        cells.append(history)
         if c.get("replaced_changes"):  # a belief held now would list other `replaced` values
-            cells[-1].append(
+            history.append(
                 " · replaced "
                 + "; ".join(
                     f"{values_text([r['value']])}: " + (", ".join(_prior_text(p) for p in r["after"]) or "nothing")

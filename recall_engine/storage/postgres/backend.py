@@ -29,7 +29,7 @@ from ..base import Backend, check_collection
 from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
 from ..urls import display_url
 from .schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SECONDARY_INDEXES
-from .store import PostgresStore
+from .store import PostgresStore, one_row
 
 CONNECT_TIMEOUT_S = 10
 MAX_IDLE = 4
@@ -126,7 +126,7 @@ class PostgresBackend(Backend):
         self._pool = _Pool(self._connect)
         try:
             with self.connection("opening the store") as conn:
-                self.role, self.database = conn.execute("SELECT current_user, current_database()").fetchone()
+                self.role, self.database = one_row(conn.execute("SELECT current_user, current_database()"))
                 self._open_schema(conn)
                 self._check_privileges(conn)
                 self._load_vector_type(conn)
@@ -156,11 +156,12 @@ class PostgresBackend(Backend):
         return text
 
     def _connect(self) -> psycopg.Connection:
-        kwargs: dict[str, object] = {"autocommit": True, "application_name": "recall-admin"}
-        if "connect_timeout" not in self._conninfo:
-            kwargs["connect_timeout"] = CONNECT_TIMEOUT_S
+        # a timeout the URL names wins (psycopg drops keyword parameters that are None)
+        timeout = None if "connect_timeout" in self._conninfo else CONNECT_TIMEOUT_S
         try:
-            conn = psycopg.connect(self._conninfo, **kwargs)
+            conn = psycopg.connect(
+                self._conninfo, autocommit=True, application_name="recall-admin", connect_timeout=timeout
+            )
         except psycopg.Error as e:
             raise StorageError(f"cannot connect to the store at {self.url_for_display}: {self.describe(e)}") from None
         except Exception as e:  # malformed URL text, bad option value...
@@ -195,8 +196,8 @@ class PostgresBackend(Backend):
     def describe(self, e: BaseException) -> str:
         """A driver or server message on one line (message, detail, hint), password-free."""
         diag = getattr(e, "diag", None)
-        primary = getattr(diag, "message_primary", None) if diag is not None else None
-        if primary:
+        primary = getattr(diag, "message_primary", None)
+        if diag is not None and primary:
             text = primary
             if diag.message_detail:
                 text += f" ({diag.message_detail})"
@@ -243,7 +244,7 @@ class PostgresBackend(Backend):
                     f"that is not a recall store (tables {', '.join(sorted(tables)[:5])}, no schema_meta)"
                 )
             return 0
-        if not conn.execute("SELECT has_schema_privilege(%s, 'USAGE')", (SCHEMA,)).fetchone()[0]:
+        if not one_row(conn.execute("SELECT has_schema_privilege(%s, 'USAGE')", (SCHEMA,)))[0]:
             raise self._no_read_access()
         try:
             row = conn.execute("SELECT version FROM recall.schema_meta WHERE id = 1").fetchone()
@@ -294,7 +295,9 @@ class PostgresBackend(Backend):
                 stage = "tables"
                 # the model's DDL names tables and the vector type unqualified: they land
                 # in (and resolve through) recall, then the extension's schema
-                vector_schema = sql.Identifier(self._extension_schema(conn)).as_string(conn)
+                extension = self._extension_schema(conn)
+                assert extension is not None, "the extension exists: it was created above"
+                vector_schema = sql.Identifier(extension).as_string(conn)
                 if version == 0:
                     conn.execute("CREATE SCHEMA IF NOT EXISTS recall")
                 conn.execute(f"SET LOCAL search_path TO recall, {vector_schema}")
@@ -356,14 +359,16 @@ class PostgresBackend(Backend):
             self._tune_hnsw(conn)
 
     def _check_privileges(self, conn: psycopg.Connection) -> None:
-        row = conn.execute(
-            "SELECT has_table_privilege(e.oid, 'SELECT'), has_table_privilege(e.oid, 'INSERT'), "
-            "has_table_privilege(r.oid, 'INSERT'), has_table_privilege(c.oid, 'INSERT'), "
-            "has_table_privilege(c.oid, 'UPDATE') "
-            "FROM pg_catalog.pg_class e, pg_catalog.pg_class r, pg_catalog.pg_class c "
-            "WHERE e.oid = 'recall.events'::regclass AND r.oid = 'recall.event_replaces'::regclass "
-            "AND c.oid = 'recall.collections'::regclass"
-        ).fetchone()
+        row = one_row(
+            conn.execute(
+                "SELECT has_table_privilege(e.oid, 'SELECT'), has_table_privilege(e.oid, 'INSERT'), "
+                "has_table_privilege(r.oid, 'INSERT'), has_table_privilege(c.oid, 'INSERT'), "
+                "has_table_privilege(c.oid, 'UPDATE') "
+                "FROM pg_catalog.pg_class e, pg_catalog.pg_class r, pg_catalog.pg_class c "
+                "WHERE e.oid = 'recall.events'::regclass AND r.oid = 'recall.event_replaces'::regclass "
+                "AND c.oid = 'recall.collections'::regclass"
+            )
+        )
         can_read, can_insert, can_link, _can_add_collection, can_count = row
         if not can_read:
             raise self._no_read_access()
@@ -458,7 +463,7 @@ class PostgresBackend(Backend):
                 conn.execute(
                     "INSERT INTO recall.collections (name) VALUES (%s) ON CONFLICT (name) DO NOTHING", (collection,)
                 )
-                row = conn.execute("SELECT id FROM recall.collections WHERE name = %s", (collection,)).fetchone()
+                row = one_row(conn.execute("SELECT id FROM recall.collections WHERE name = %s", (collection,)))
         store = PostgresStore(self, collection, int(row[0]))
         with self._lock:
             return self._stores.setdefault(collection, store)

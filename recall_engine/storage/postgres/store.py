@@ -12,7 +12,7 @@ import json
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import psycopg
@@ -50,6 +50,14 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 _to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def one_row(cursor: psycopg.Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The row of a query that always yields one (an aggregate, a catalog function)."""
+    row = cursor.fetchone()
+    if row is None:
+        raise StorageError("the server returned no row where a query always yields one")
+    return row
 
 
 def _text(value: str) -> bytes:
@@ -337,11 +345,13 @@ class PostgresStore(Store):
     def _drop_indexes_if_empty(self) -> bool:
         with self.backend.connection("preparing a bulk import") as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
-            empty, owner = conn.execute(
-                "SELECT NOT EXISTS (SELECT 1 FROM recall.events), "
-                "pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
-                "WHERE c.oid = 'recall.events'::regclass"
-            ).fetchone()
+            empty, owner = one_row(
+                conn.execute(
+                    "SELECT NOT EXISTS (SELECT 1 FROM recall.events), "
+                    "pg_has_role(c.relowner, 'USAGE') FROM pg_catalog.pg_class c "
+                    "WHERE c.oid = 'recall.events'::regclass"
+                )
+            )
             if not (empty and owner):
                 return False
             for name in SECONDARY_INDEXES:
@@ -352,9 +362,7 @@ class PostgresStore(Store):
 
     def position(self) -> int:
         with self.backend.connection("reading the store position") as conn:
-            row = conn.execute(
-                "SELECT max(position) FROM recall.events WHERE collection_id = %s", (self.cid,)
-            ).fetchone()
+            row = one_row(conn.execute("SELECT max(position) FROM recall.events WHERE collection_id = %s", (self.cid,)))
         return int(row[0] or 0)
 
     def count(self) -> int:

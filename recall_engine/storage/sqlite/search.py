@@ -7,10 +7,12 @@ and reading pairs stays quick to start.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...errors import InvalidInput, StorageError
+from ...records import Event
 from ..base import Hit
 from ..common import strip_diacritics, unique
 from .sql import COLS, chunks, marks
@@ -31,11 +33,29 @@ def _match_expression(words: Sequence[str]) -> str:
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-class SearchMixin:
-    """Needs from the store: ``cid``, ``collection``, ``count()``, ``_conn()``, ``_decode()``,
-    ``_vectors``, ``_vector_lock``, ``_doc_freq``, ``_doc_freq_at``."""
+class SearchHost(Protocol):
+    """What search needs from the collection it is mixed into (store.py)."""
 
-    def keyword_search(self, text: str, k: int, since: int | None = None, until: int | None = None) -> list[Hit]:
+    cid: int
+    collection: str
+    _vectors: SparseVectors | None
+    _vector_lock: threading.Lock
+    _doc_freq: dict[str, int]  # word -> how many events hold it
+    _doc_freq_at: int  # the collection's size when the frequencies were read
+
+    def count(self) -> int: ...
+
+    def _conn(self) -> sqlite3.Connection: ...
+
+    def _decode(self, rows: Iterable[tuple[Any, ...]], memo: bool = True) -> list[Event]: ...
+
+
+class SearchMixin:
+    """Keyword and vector search, mixed into a collection that is a ``SearchHost``."""
+
+    def keyword_search(
+        self: SearchHost, text: str, k: int, since: int | None = None, until: int | None = None
+    ) -> list[Hit]:
         """BM25 over the words of ``text`` (each quoted, so nothing in it is query syntax).
 
         Words found in more than half of the collection's events are left out of the
@@ -50,7 +70,7 @@ class SearchMixin:
             return []
         conn = self._conn()
         n = self.count()
-        freq = self._frequencies(conn, words, n)
+        freq = _frequencies(self, conn, words, n)
         useful = sorted((w for w in words if freq[w] * 2 <= n), key=lambda w: freq[w])
         ranked: list[str] = []
         total = 0
@@ -61,96 +81,15 @@ class SearchMixin:
             total += freq[w]
         found: list[tuple[int, float]] = []
         if ranked:
-            found = self._fts(conn, ranked, k, since, until, ranked=True)
+            found = _fts(conn, self.cid, ranked, k, since, until, ranked=True)
         if len(found) < k:
             seen = {p for p, _ in found}
-            more = self._fts(conn, words, k + len(found), since, until, ranked=False)
+            more = _fts(conn, self.cid, words, k + len(found), since, until, ranked=False)
             found += [(p, 0.0) for p, _ in more if p not in seen][: k - len(found)]
-        return self._hits(conn, found)
-
-    def _frequencies(self, conn: sqlite3.Connection, words: list[str], n: int) -> dict[str, int]:
-        """How many events hold each word (remembered until the collection grows by a quarter)."""
-        with self._vector_lock:
-            if n > self._doc_freq_at * 5 // 4 + 100 or n < self._doc_freq_at or not self._doc_freq:
-                self._doc_freq = {}
-                self._doc_freq_at = n
-            cache = self._doc_freq
-            # the vocabulary table holds words as the tokenizer stored them (diacritics removed)
-            missing = unique(strip_diacritics(w) for w in words if strip_diacritics(w) not in cache)
-        for chunk in chunks(missing):
-            got = dict(
-                conn.execute(
-                    f"SELECT term, doc FROM event_vocab_{self.cid} WHERE term IN ({marks(len(chunk))})", chunk
-                ).fetchall()
-            )
-            with self._vector_lock:
-                for w in chunk:
-                    cache[w] = int(got.get(w, 0))
-        return {w: cache.get(strip_diacritics(w), 0) for w in words}
-
-    def _fts(
-        self, conn: sqlite3.Connection, words: list[str], k: int, since: int | None, until: int | None, *, ranked: bool
-    ) -> list[tuple[int, float]]:
-        table = f"event_text_{self.cid}"
-        join, window, params = "", "", []
-        if since is not None or until is not None:
-            join = f" JOIN events e ON e.position = {table}.rowid"
-            if since is not None:
-                window += " AND e.observed_at >= ?"
-                params.append(int(since))
-            if until is not None:
-                window += " AND e.observed_at <= ?"
-                params.append(int(until))
-        order = f"{table}.rank, {table}.rowid" if ranked else f"{table}.rowid DESC"
-        rank = f"{table}.rank" if ranked else "0"
-        rows = conn.execute(
-            f"SELECT {table}.rowid, {rank} FROM {table}{join} WHERE {table} MATCH ?{window} ORDER BY {order} LIMIT ?",
-            (_match_expression(words), *params, int(k)),
-        ).fetchall()
-        return [(int(p), -float(r) if r else 0.0) for p, r in rows]
-
-    def _hits(self, conn: sqlite3.Connection, found: list[tuple[int, float]]) -> list[Hit]:
-        if not found:
-            return []
-        by_pos: dict[int, tuple] = {}
-        positions = [p for p, _ in found]
-        for chunk in chunks(positions):
-            for row in conn.execute(f"SELECT {COLS} FROM events WHERE position IN ({marks(len(chunk))})", chunk):
-                by_pos[row[0]] = row
-        events = self._decode(by_pos[p] for p in positions)
-        return [Hit(ev, score) for ev, (_, score) in zip(events, found, strict=False)]
-
-    def _load_vectors(self) -> SparseVectors:
-        from .vectors import SparseVectors
-
-        with self._vector_lock:
-            if self._vectors is None:
-                self._vectors = SparseVectors()
-            vs = self._vectors
-            cursor = self._conn().execute(
-                f"SELECT position, observed_at, vector FROM event_vectors_{self.cid} WHERE position > ? "
-                "ORDER BY position",
-                (vs.upto,),
-            )
-            try:
-                while True:
-                    rows = cursor.fetchmany(20_000)
-                    if not rows:
-                        break
-                    pos, obs, blobs = zip(*rows, strict=False)
-                    try:
-                        vs.add(list(pos), list(obs), list(blobs))
-                    except ValueError as e:
-                        raise StorageError(
-                            f"the vectors of collection {self.collection!r} are corrupt ({e}); search is refused"
-                        ) from None
-            finally:
-                cursor.close()
-            vs.settle()
-            return vs
+        return _hits(self, conn, found)
 
     def vector_search(
-        self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None
+        self: SearchHost, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None
     ) -> list[Hit]:
         """Exact cosine ranking of every event of the collection (see vectors.py);
         ties go to the older event; ``since``/``until`` bound observed_at, both inclusive."""
@@ -166,8 +105,100 @@ class SearchMixin:
         norm = float(np.sqrt(np.dot(q.astype(np.float64), q.astype(np.float64))))
         if norm > 0:
             q = q / np.float32(norm)
-        vs = self._load_vectors()
+        vs = _load_vectors(self)
         if vs.n == 0:
             return []
         found = vs.top(q, int(k), None if since is None else int(since), None if until is None else int(until))
-        return self._hits(self._conn(), found)
+        return _hits(self, self._conn(), found)
+
+
+def _frequencies(store: SearchHost, conn: sqlite3.Connection, words: list[str], n: int) -> dict[str, int]:
+    """How many events hold each word (remembered until the collection grows by a quarter)."""
+    with store._vector_lock:
+        if n > store._doc_freq_at * 5 // 4 + 100 or n < store._doc_freq_at or not store._doc_freq:
+            store._doc_freq = {}
+            store._doc_freq_at = n
+        cache = store._doc_freq
+        # the vocabulary table holds words as the tokenizer stored them (diacritics removed)
+        missing = unique(strip_diacritics(w) for w in words if strip_diacritics(w) not in cache)
+    for chunk in chunks(missing):
+        got = dict(
+            conn.execute(
+                f"SELECT term, doc FROM event_vocab_{store.cid} WHERE term IN ({marks(len(chunk))})", chunk
+            ).fetchall()
+        )
+        with store._vector_lock:
+            for w in chunk:
+                cache[w] = int(got.get(w, 0))
+    return {w: cache.get(strip_diacritics(w), 0) for w in words}
+
+
+def _fts(
+    conn: sqlite3.Connection,
+    cid: int,
+    words: list[str],
+    k: int,
+    since: int | None,
+    until: int | None,
+    *,
+    ranked: bool,
+) -> list[tuple[int, float]]:
+    table = f"event_text_{cid}"
+    join, window, params = "", "", []
+    if since is not None or until is not None:
+        join = f" JOIN events e ON e.position = {table}.rowid"
+        if since is not None:
+            window += " AND e.observed_at >= ?"
+            params.append(int(since))
+        if until is not None:
+            window += " AND e.observed_at <= ?"
+            params.append(int(until))
+    order = f"{table}.rank, {table}.rowid" if ranked else f"{table}.rowid DESC"
+    rank = f"{table}.rank" if ranked else "0"
+    rows = conn.execute(
+        f"SELECT {table}.rowid, {rank} FROM {table}{join} WHERE {table} MATCH ?{window} ORDER BY {order} LIMIT ?",
+        (_match_expression(words), *params, int(k)),
+    ).fetchall()
+    return [(int(p), -float(r) if r else 0.0) for p, r in rows]
+
+
+def _hits(store: SearchHost, conn: sqlite3.Connection, found: list[tuple[int, float]]) -> list[Hit]:
+    if not found:
+        return []
+    by_pos: dict[int, tuple[Any, ...]] = {}
+    positions = [p for p, _ in found]
+    for chunk in chunks(positions):
+        for row in conn.execute(f"SELECT {COLS} FROM events WHERE position IN ({marks(len(chunk))})", chunk):
+            by_pos[row[0]] = row
+    events = store._decode(by_pos[p] for p in positions)
+    return [Hit(ev, score) for ev, (_, score) in zip(events, found, strict=False)]
+
+
+def _load_vectors(store: SearchHost) -> SparseVectors:
+    """The collection's vectors, read on first use and topped up with what was appended since."""
+    from .vectors import SparseVectors
+
+    with store._vector_lock:
+        if store._vectors is None:
+            store._vectors = SparseVectors()
+        vs = store._vectors
+        cursor = store._conn().execute(
+            f"SELECT position, observed_at, vector FROM event_vectors_{store.cid} WHERE position > ? ORDER BY position",
+            (vs.upto,),
+        )
+        try:
+            while True:
+                rows = cursor.fetchmany(20_000)
+                if not rows:
+                    break
+                pos, obs, blobs = zip(*rows, strict=False)
+                try:
+                    vs.add(list(pos), list(obs), list(blobs))
+                except ValueError as e:
+                    raise StorageError(
+                        f"the vectors of collection {store.collection!r} are corrupt ({e}); search is refused"
+                    ) from None
+        finally:
+            cursor.close()
+        vs.settle()
+        return vs

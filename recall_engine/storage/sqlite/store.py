@@ -392,6 +392,7 @@ class SQLiteStore(SearchMixin, Store):
         for chunk in chunks:
             streams = []
             for p in preds:
+                params: tuple[object, ...]
                 if chunk is None:
                     sql, params = (
                         f"SELECT subject, {COLS} FROM events "

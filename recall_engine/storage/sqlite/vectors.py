@@ -82,7 +82,7 @@ class _Grow:
     """A growable 1-D numpy array."""
 
     def __init__(self, dtype: type) -> None:
-        self.data = np.zeros(1024, dtype=dtype)
+        self.data: np.ndarray = np.zeros(1024, dtype=dtype)
         self.n = 0
 
     def extend(self, values: np.ndarray) -> None:
