@@ -1,6 +1,6 @@
 """The conflicts queue: one subject holding one value under two or more typed predicates now.
 
-Found without folding the whole store (semantics section 6, design "Performance"):
+Found without folding the whole store (docs/semantics.md section 6, docs/review-queues.md "Performance"):
 
 1. candidates come from the store's index by value (``Store.shared_values``): every
    (subject, value key) asserted under two or more stored names, notes left out;

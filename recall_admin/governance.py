@@ -268,7 +268,9 @@ class Stager:
             p, d = new_definition.name, new_definition
         else:
             p = self._known(predicate)
-            d = tl.definition(p)  # type: ignore[assignment]
+            known = tl.definition(p)
+            assert known is not None  # _known refuses a name the registry does not define
+            d = known
         if p == NOTE:
             raise PlanError('promote files notes under another predicate, not "note"')
         if (notes is None) == (match is None):
@@ -321,8 +323,9 @@ class Stager:
                 e = found.get(eid)
                 if e is None or tl.canonical(e.predicate) != NOTE or e.retraction:
                     raise PlanError(f"event {eid!r} is not a note event of this collection")
-                if tl.promotion(eid) is not None:
-                    raise PlanError(f"note {eid!r} is already promoted into {tl.promotion(eid)[0]}")  # type: ignore[index]
+                promo = tl.promotion(eid)
+                if promo is not None:
+                    raise PlanError(f"note {eid!r} is already promoted into {promo[0]}")
                 out.append((e, raw))
             return out
         try:

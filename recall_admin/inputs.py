@@ -12,6 +12,7 @@ boolean, anything else a string.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import overload
 
 from recall_engine.errors import InvalidInput
 from recall_engine.instants import parse_instant
@@ -75,6 +76,10 @@ def parse_note_values(items: Iterable[str] | None) -> dict[str, str] | None:
     return out
 
 
+@overload
+def instant(text: str, what: str) -> int: ...
+@overload
+def instant(text: str | None, what: str) -> int | None: ...
 def instant(text: str | None, what: str) -> int | None:
     """An instant given as RFC3339 or a day (its midnight UTC); None when not given."""
     if text is None:

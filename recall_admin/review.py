@@ -1,7 +1,7 @@
 """Review decisions: the operator's answers to the review queues, kept in the log.
 
 A decision is a statement about ``recall:review`` / ``review_decision`` whose value
-is a JSON object (semantics sections 1 and 6). Two kinds are written here:
+is a JSON object (docs/semantics.md, sections 1 and 6). Two kinds are written here:
 
 - ``dismiss_conflict``: ``{kind, conflict, subject, value, predicates, held: [event ids],
   reason, operator}``. The conflict stays hidden while the beliefs it saw (``held``)

@@ -1,7 +1,7 @@
 """The memory API over one collection: remember, forget, recall, history, diff, explain.
 
 Every read folds complete pair histories (docs/semantics.md §5); every write is
-a read followed by one transaction (section 4). The clock is read here, never
+a read followed by one transaction (§4). The clock is read here, never
 in the pure core below.
 """
 
@@ -366,7 +366,9 @@ class Memory:
                 evidence_id=evidence_id,
                 replaces=[Replace(rp, rv) for rp, rv, _ in wants if rp],
             )
-        cause = statement.id if statement else held.event_id  # type: ignore[union-attr]
+            cause = statement.id
+        else:
+            cause = held.event_id
 
         retractions: list[Event] = []
         unreplaced: list[Unreplaced] = []
@@ -395,6 +397,7 @@ class Memory:
         if events:
             self.store.append(events)
         if statement is None:
+            assert held is not None, "nothing new is stated only when the value is held"
             # its replaces may have corrected something just now: read it back with them
             after = fold([*pair, *retractions], s, p, tl, t) if retractions else before
             stored_belief = next((b for b in after if b.key == key), held)
@@ -406,8 +409,8 @@ class Memory:
             gone = {b.key for b in after}
             withdrawn = [b for b in before if b.key not in gone] + [w for w in withdrawn if w.predicate != p]
             withdrawn += self._excluded_by(s, p, statement, t, tl, {(w.predicate, w.key) for w in withdrawn})
-        related = self._related(s, p, stored_belief, tl)  # type: ignore[arg-type]
-        return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)  # type: ignore[arg-type]
+        related = self._related(s, p, stored_belief, tl)
+        return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)
 
     def _check_room(self, s: str, p: str, own: Sequence[Event], adding: int) -> None:
         """Refuse a write that would push a pair past the cap (semantics: limits)."""

@@ -163,7 +163,7 @@ def model_directory() -> Path | None:
 
 
 _lock = threading.Lock()
-_state: dict[str, object] = {}  # "encoder": Encoder | None once tried
+_state: dict[str, Encoder | None] = {}  # "encoder": the model, or None once it failed to load
 _cache: dict[str, np.ndarray] = {}
 
 
@@ -172,7 +172,7 @@ def model() -> Encoder | None:
     with _lock:
         if "encoder" not in _state:
             _state["encoder"] = _load()
-        return _state["encoder"]  # type: ignore[return-value]
+        return _state["encoder"]
 
 
 def _load() -> Encoder | None:

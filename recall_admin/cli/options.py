@@ -130,6 +130,7 @@ def staging(command: Callable[..., Build]) -> Callable[..., int]:
         flags = {p.name: kw.pop(p.name) for p in _STAGING}
         return run_plan(kw["ctx"], command(**kw), **flags)
 
+    # typeshed does not declare a function's __signature__, which inspect (and so Typer) reads
     staged.__signature__ = sig.replace(parameters=params, return_annotation=int)  # type: ignore[attr-defined]
     staged.__annotations__ = {p.name: p.annotation for p in params} | {"return": int}
     return staged

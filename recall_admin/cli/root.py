@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -64,12 +65,13 @@ class RecallGroup(TyperGroup):
     """The root command: runs Typer without its own exit handling and translates every
     outcome into an exit code and, in --json mode, exactly one JSON document."""
 
-    def main(  # type: ignore[override]
+    def main(
         self,
-        args: list[str] | None = None,
+        args: Sequence[str] | None = None,
         prog_name: str | None = None,
         complete_var: str | None = None,
         standalone_mode: bool = True,
+        windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
         argv, json_mode = _hoist_json(list(sys.argv[1:] if args is None else args))
@@ -77,7 +79,14 @@ class RecallGroup(TyperGroup):
         extra.setdefault("obj", state)
         code = EXIT_OK
         try:
-            rv = super().main(args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
+            rv = super().main(
+                args=argv,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
             code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
         except _UsageError as e:
             code = EXIT_ERROR if state.json_mode else EXIT_USAGE

@@ -65,7 +65,11 @@ class Store(ABC):
     """One collection of one backend."""
 
     collection: str
-    read_only: bool
+
+    @property
+    @abstractmethod
+    def read_only(self) -> bool:
+        """Writes are refused: the store was opened read-only."""
 
     # --- writes ---
     @abstractmethod

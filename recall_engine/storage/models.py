@@ -145,10 +145,12 @@ def _after(target, statements, dialect: str) -> None:
         event.listen(target, "after_create", DDL(statement).execute_if(dialect=dialect))
 
 
-_events = EventRow.__table__  # type: ignore[attr-defined]
-_replaces = EventReplace.__table__  # type: ignore[attr-defined]
+_events = _registry.metadata.tables["events"]
+_replaces = _registry.metadata.tables["event_replaces"]
 # the version row starts at 0; the backend records the version in the same transaction
-event.listen(SchemaMeta.__table__, "after_create", DDL("INSERT INTO schema_meta (id, version) VALUES (1, 0)"))  # type: ignore[attr-defined]
+event.listen(
+    _registry.metadata.tables["schema_meta"], "after_create", DDL("INSERT INTO schema_meta (id, version) VALUES (1, 0)")
+)
 _after(_events, lite.SECONDARY_INDEXES.values(), "sqlite")
 _after(_events, pg.SECONDARY_INDEXES.values(), "postgresql")
 _after(_registry.metadata, lite.TRIGGERS, "sqlite")

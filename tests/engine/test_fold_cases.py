@@ -1,4 +1,4 @@
-"""The fold, rule by rule (semantics sections 2-3, reference 2.3-2.5).
+"""The fold, rule by rule (docs/semantics.md sections 2-3, docs/fold.md "The walk").
 
 Most rules are one row of ``CASES``: a registry log, a pair's events (often a
 superset: other predicates and subjects ride along), and the answers expected
@@ -640,7 +640,7 @@ def test_fold_case(case: Case) -> None:
         assert answer(shuffled, case.predicate, tl, when) == expected, when
 
 
-# --- tie ordering (reference 2.3) ------------------------------------------------------
+# --- tie ordering (docs/fold.md) ---------------------------------------------------------
 
 
 def _with_id(e: Event, eid: str) -> Event:
@@ -684,7 +684,7 @@ def test_duplicate_write_at_one_instant_is_one_belief() -> None:
     assert [x.value for x in out] == ["Go"] and out[0].event_id == "b"
 
 
-# --- replaced (reference 2.5) ------------------------------------------------------------
+# --- replaced (docs/fold.md) -------------------------------------------------------------------
 
 
 def test_replaced_goes_back_one_step() -> None:

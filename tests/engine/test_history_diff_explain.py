@@ -1,4 +1,4 @@
-"""History, diff and explain (semantics section 5): pure readings of folds."""
+"""History, diff and explain (docs/history-diff-explain.md): pure readings of folds."""
 
 from __future__ import annotations
 

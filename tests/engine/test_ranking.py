@@ -1,4 +1,4 @@
-"""Search ranking helpers (reference 5.4): fusion and pair ranking."""
+"""Search ranking helpers (docs/memory.md, "Search"): fusion and pair ranking."""
 
 from __future__ import annotations
 

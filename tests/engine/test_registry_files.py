@@ -588,7 +588,7 @@ def test_files_that_cannot_be_read(tmp_path):
 
 # --- starters -------------------------------------------------------------------
 
-# Reference section 9: every predicate of the Go engine's starters, with its
+# docs/registry-files.md "Starter registries": every predicate of the Go engine's starters, with its
 # cardinality, value type and (for an enum) allowed values. They must all stay.
 REFERENCE = {
     "coding": {

@@ -1,6 +1,6 @@
 """The registry timeline: names (canonical, stored names), rules as of an instant,
 exclusions, promotions, the records that govern a predicate, the digest, and the
-decoding of registry records (ours and the Go engine's, reference 3.7)."""
+decoding of registry records (ours and the Go engine's, docs/registry.md "Records")."""
 
 from __future__ import annotations
 

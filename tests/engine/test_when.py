@@ -1,4 +1,4 @@
-"""Time-phrase hints (reference 5.7)."""
+"""Time-phrase hints (docs/memory.md, "Search")."""
 
 from __future__ import annotations
 

@@ -196,7 +196,7 @@ def register(app: typer.Typer) -> None:
         start = instant(from_, "--from")
         end = instant(to, "--to")
         m = state(ctx).session().memory
-        state(ctx).output.emit(diff_view(m, start, end, subject), render_diff)  # type: ignore[arg-type]
+        state(ctx).output.emit(diff_view(m, start, end, subject), render_diff)
 
     @app.command(rich_help_panel="Memory")
     def explain(

@@ -10,7 +10,7 @@ the operator's terminal shown, not obeyed (docs/cli.md, "Text from agents").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Union
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -53,7 +53,7 @@ def names(items: Iterable[Any]) -> str:
     return ", ".join(visible(x) for x in items)
 
 
-Part = Union[str, "tuple[str, str]", Text]
+Part = str | tuple[str, str] | Text
 
 
 def line(*parts: Part, style: str = "") -> Text:

@@ -111,7 +111,7 @@ class PostgresStore(Store):
         self._decoder = RowDecoder(collection, backend.decode_cache)
 
     @property
-    def read_only(self) -> bool:  # type: ignore[override]
+    def read_only(self) -> bool:
         return self.backend.read_only
 
     def __repr__(self) -> str:

@@ -59,7 +59,7 @@ class SQLiteStore(SearchMixin, Store):
         self._decoder = RowDecoder(collection, backend.decode_cache)
 
     @property
-    def read_only(self) -> bool:  # type: ignore[override]
+    def read_only(self) -> bool:
         return self.backend.read_only
 
     def _conn(self) -> sqlite3.Connection:
