@@ -16,6 +16,7 @@ from typing import Any
 
 from recall_engine.records import WRITER_PREDICATE, WRITER_SUBJECT, Event, make_event
 from recall_engine.storage.base import MAX_PAIR_EVENTS, Store
+from recall_engine.storage.wrapped import WrappedStore
 from recall_engine.values import value_key
 
 
@@ -30,19 +31,16 @@ def writer_record(event: Event, writer: dict[str, str]) -> Event:
     )
 
 
-class AttributedStore:
+class AttributedStore(WrappedStore):
     """A store whose appends record their writer; everything else is the wrapped store's."""
 
     def __init__(self, store: Store, writer: dict[str, str]) -> None:
-        self._store = store
+        super().__init__(store)
         self.writer = dict(writer)
 
     def append(self, events: Sequence[Event]) -> int:
         events = list(events)
-        return self._store.append([*events, *(writer_record(e, self.writer) for e in events)])
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+        return self.inner.append([*events, *(writer_record(e, self.writer) for e in events)])
 
 
 def written_by(store: Store, event_ids: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -206,7 +206,7 @@ class AgentMemory(Memory):
 
 def agent_memory(store: Store, writer: dict[str, str], **kwargs: Any) -> Memory:
     """Memory over one collection whose every write records ``writer``."""
-    return AgentMemory(AttributedStore(store, writer), **kwargs)  # type: ignore[arg-type]
+    return AgentMemory(AttributedStore(store, writer), **kwargs)
 
 
 class Toolbox:
