@@ -140,3 +140,51 @@ def test_command_modules_do_not_import_the_root_command():
         if n == "recall_admin.cli.root" or n == "recall_admin.cli"
     }
     assert not bad
+
+
+# --- no import cycles (storage backends and their shared module included) -------------------
+
+
+def runtime_imports(path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` a file imports when it runs, at the top or in a function
+    (names under ``if TYPE_CHECKING:`` are for the type checker only)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = list(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    out: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            todo.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - (node.level - 1)] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
+        todo.extend(ast.iter_child_nodes(node))
+    return out & known
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_module_imports_itself_through_others():
+    paths = {module_name(f): f for package in ("recall_engine", "recall_admin") for f in files(package)}
+    graph = {m: runtime_imports(f, set(paths)) - {m} for m, f in paths.items()}
+    cycles = []
+    for start in sorted(graph):  # a cycle through start: start reaches itself
+        seen, todo = set(), list(graph[start])
+        while todo:
+            m = todo.pop()
+            if m == start:
+                cycles.append(start)
+                break
+            if m not in seen and not start.startswith(m + "."):  # a package is not its submodule's import
+                seen.add(m)
+                todo.extend(graph[m])
+    assert cycles == []
