@@ -51,6 +51,8 @@ def pair_score(a: Definition, b: Definition) -> float:
 def _matrix(texts: tuple[str, ...]) -> np.ndarray | None:
     """The unit vectors of texts as one matrix; the last few are kept, for a registry
     does not change between two writes and stacking thousands of rows is not free."""
+    if not sentence.available():  # (a matrix kept from before must not prune for the lexical rule)
+        return None
     hit = _matrices.get(texts)
     if hit is None:
         hit = sentence.embed_texts(texts) if texts else np.zeros((0, sentence.DIMENSIONS), dtype=np.float32)
