@@ -25,12 +25,14 @@ from .vocabulary import (
     candidates_of,
     definition_text,
     described,
+    mixed_pairs,
     name_text,
     pick,
     same_words,
     score_bounds,
     similarity,
     texts_for,
+    word_keys,
 )
 from .vocabulary import (
     pair_score as _pair_score,
@@ -110,7 +112,9 @@ def best_match(
             if dm is not None:
                 dcos = dm @ mine[1]
                 dcos[[not described(d.description) for d in defs]] = np.nan
-        bound = score_bounds(matrix @ mine[0], dcos)
+        keys, sizes = word_keys([name, *names])
+        mixed = mixed_pairs(keys[:1], sizes[:1], keys[1:], sizes[1:])[0]
+        bound = score_bounds(matrix @ mine[0], dcos, mixed)
         names = [c for c, b in zip(names, bound.tolist(), strict=True) if b >= threshold or same_words(name, c)]
     texts = [t for c in names for t in texts_for(name, c, description, candidates[c].description)]
     vectors = _vectors(texts)

@@ -28,7 +28,7 @@ over the stemmed words.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -653,18 +653,42 @@ def pair_score(a: Definition, b: Definition, vectors: Mapping[str, np.ndarray] |
 _ROUNDING = 1e-5  # float32 products and float64 scores may differ in the last places
 
 
-def score_bounds(name_cos: np.ndarray, description_cos: np.ndarray | None = None) -> np.ndarray:
+def score_bounds(
+    name_cos: np.ndarray, description_cos: np.ndarray | None = None, mixed: np.ndarray | bool = True
+) -> np.ndarray:
     """The highest score the rule can give pairs from their name cosines (and, where both
     are described, their description cosines; NaN elsewhere).
 
-    Shared words average in a residual cosine of at most 1, so a name score is at
-    most (2 * cosine + 1) / 3; a described pair's score is the mean of that and the
-    description cosine. A pair below its bound's threshold need not be scored."""
-    bound = (2 * np.clip(name_cos, 0.0, 1.0) + 1) / 3
+    A name score is the name cosine, or less, except for ``mixed`` pairs (names that
+    share a word and each have one the other lacks), which average in the cosine of
+    what differs, at most 1: (2 * cosine + 1) / 3. A described pair's score is the
+    mean of that and the description cosine. A pair whose bound is below the
+    threshold need not be scored."""
+    full = np.clip(name_cos, 0.0, 1.0)
+    bound = np.where(mixed, (2 * full + 1) / 3, full)
     if description_cos is not None:
         both = ~np.isnan(description_cos)
         bound = np.where(both, (bound + np.clip(np.nan_to_num(description_cos), 0.0, 1.0)) / 2, bound)
     return bound + _ROUNDING
+
+
+def word_keys(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Each name's word keys as rows of a 0/1 matrix, and how many each has: the product
+    of the matrix with its transpose counts the words two names share (``mixed``)."""
+    index: dict[str, int] = {}
+    rows: list[set[int]] = []
+    for n in names:
+        rows.append({index.setdefault(_key(w), len(index)) for w in _words(n)})
+    m = np.zeros((len(names), max(1, len(index))), dtype=np.float32)
+    for i, r in enumerate(rows):
+        m[i, list(r)] = 1.0
+    return m, m.sum(1)
+
+
+def mixed_pairs(keys_a: np.ndarray, sizes_a: np.ndarray, keys_b: np.ndarray, sizes_b: np.ndarray) -> np.ndarray:
+    """Which pairs share a word and each keep one of their own (``_split``'s residuals)."""
+    shared = keys_a @ keys_b.T
+    return (shared > 0) & (shared < sizes_a[:, None]) & (shared < sizes_b[None, :])
 
 
 def _same_word_groups(defs: list[Definition]) -> list[list[int]]:
@@ -697,6 +721,7 @@ def candidate_pairs(
         out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
     classes = np.array([d.storage_class for d in defs])
     has = np.array([described(d.description) for d in defs], dtype=bool) if descriptions is not None else None
+    keys, sizes = word_keys([d.name for d in defs])
     block = 1024
     for start in range(0, n, block):
         stop = min(n, start + block)
@@ -704,7 +729,8 @@ def candidate_pairs(
         if descriptions is not None and has is not None and has[start:stop].any():
             dcos = descriptions[start:stop] @ descriptions.T
             dcos[~(has[start:stop, None] & has[None, :])] = np.nan
-        bound = score_bounds(matrix[start:stop] @ matrix.T, dcos)
+        mixed = mixed_pairs(keys[start:stop], sizes[start:stop], keys, sizes)
+        bound = score_bounds(matrix[start:stop] @ matrix.T, dcos, mixed)
         rows, cols = np.nonzero(bound >= threshold)
         keep = (rows + start < cols) & (classes[rows + start] == classes[cols])
         out.update(zip((rows[keep] + start).tolist(), cols[keep].tolist(), strict=True))

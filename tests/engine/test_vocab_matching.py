@@ -229,6 +229,14 @@ DESCRIBED = [
     d("phone", "Phone number to call"),
     d("mobile_number", "Mobile phone number"),
     d("budget", "Money available for the deal"),
+    d("customer_email"),
+    d("client_email"),
+    d("email"),
+    d("email_verified"),
+    d("shipping_address"),
+    d("delivery_address"),
+    d("home_city", "City the person lives in"),
+    d("city_of_residence", "Where the person lives"),
 ]
 
 
