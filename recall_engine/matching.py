@@ -25,14 +25,13 @@ from .vocabulary import (
     candidates_of,
     definition_text,
     described,
-    mixed_pairs,
     name_text,
     pick,
     same_words,
     score_bounds,
     similarity,
     texts_for,
-    word_keys,
+    tight_bounds,
 )
 from .vocabulary import (
     pair_score as _pair_score,
@@ -112,10 +111,13 @@ def best_match(
             if dm is not None:
                 dcos = dm @ mine[1]
                 dcos[[not described(d.description) for d in defs]] = np.nan
-        keys, sizes = word_keys([name, *names])
-        mixed = mixed_pairs(keys[:1], sizes[:1], keys[1:], sizes[1:])[0]
-        bound = score_bounds(matrix @ mine[0], dcos, mixed)
-        names = [c for c, b in zip(names, bound.tolist(), strict=True) if b >= threshold or same_words(name, c)]
+        cos = matrix @ mine[0]
+        near = np.flatnonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
+        tight = tight_bounds(
+            [name] * len(near), [names[i] for i in near], cos[near], None if dcos is None else dcos[near]
+        )
+        keep = {names[i] for i, b in zip(near.tolist(), tight.tolist(), strict=True) if b >= threshold}
+        names = [c for c in names if c in keep or same_words(name, c)]
     texts = [t for c in names for t in texts_for(name, c, description, candidates[c].description)]
     vectors = _vectors(texts)
     return pick(name, [(similarity(name, description, candidates[c], vectors), c) for c in names], threshold)

@@ -672,23 +672,19 @@ def score_bounds(
     return bound + _ROUNDING
 
 
-def word_keys(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Each name's word keys as rows of a 0/1 matrix, and how many each has: the product
-    of the matrix with its transpose counts the words two names share (``mixed``)."""
-    index: dict[str, int] = {}
-    rows: list[set[int]] = []
-    for n in names:
-        rows.append({index.setdefault(_key(w), len(index)) for w in _words(n)})
-    m = np.zeros((len(names), max(1, len(index))), dtype=np.float32)
-    for i, r in enumerate(rows):
-        m[i, list(r)] = 1.0
-    return m, m.sum(1)
+def mixed(a: str, b: str) -> bool:
+    """Whether two names share a word and each keep one of their own (``score_bounds``)."""
+    _, _, ra, rb, shared = _split(a, b)
+    return bool(shared and ra and rb)
 
 
-def mixed_pairs(keys_a: np.ndarray, sizes_a: np.ndarray, keys_b: np.ndarray, sizes_b: np.ndarray) -> np.ndarray:
-    """Which pairs share a word and each keep one of their own (``_split``'s residuals)."""
-    shared = keys_a @ keys_b.T
-    return (shared > 0) & (shared < sizes_a[:, None]) & (shared < sizes_b[None, :])
+def tight_bounds(
+    names_a: Sequence[str], names_b: Sequence[str], name_cos: np.ndarray, description_cos: np.ndarray | None
+) -> np.ndarray:
+    """``score_bounds`` of the pairs (names_a[k], names_b[k]), each told whether it is mixed:
+    for the few pairs a loose bound (every pair mixed) let through."""
+    flags = np.array([mixed(x, y) for x, y in zip(names_a, names_b, strict=True)], dtype=bool)
+    return score_bounds(name_cos, description_cos, flags)
 
 
 def _same_word_groups(defs: list[Definition]) -> list[list[int]]:
@@ -721,7 +717,6 @@ def candidate_pairs(
         out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
     classes = np.array([d.storage_class for d in defs])
     has = np.array([described(d.description) for d in defs], dtype=bool) if descriptions is not None else None
-    keys, sizes = word_keys([d.name for d in defs])
     block = 1024
     for start in range(0, n, block):
         stop = min(n, start + block)
@@ -729,11 +724,18 @@ def candidate_pairs(
         if descriptions is not None and has is not None and has[start:stop].any():
             dcos = descriptions[start:stop] @ descriptions.T
             dcos[~(has[start:stop, None] & has[None, :])] = np.nan
-        mixed = mixed_pairs(keys[start:stop], sizes[start:stop], keys, sizes)
-        bound = score_bounds(matrix[start:stop] @ matrix.T, dcos, mixed)
-        rows, cols = np.nonzero(bound >= threshold)
+        cos = matrix[start:stop] @ matrix.T
+        rows, cols = np.nonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
         keep = (rows + start < cols) & (classes[rows + start] == classes[cols])
-        out.update(zip((rows[keep] + start).tolist(), cols[keep].tolist(), strict=True))
+        rows, cols = rows[keep], cols[keep]
+        tight = tight_bounds(
+            [defs[i + start].name for i in rows.tolist()],
+            [defs[j].name for j in cols.tolist()],
+            cos[rows, cols],
+            None if dcos is None else dcos[rows, cols],
+        )
+        ok = tight >= threshold
+        out.update(zip((rows[ok] + start).tolist(), cols[ok].tolist(), strict=True))
     return sorted(out)
 
 
