@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from recall_engine.errors import InvalidInput, PlanError, RegistryError, StalePlan
+from recall_engine.matching import best_match
 from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
 from recall_engine.records import REGISTRY_SUBJECT, Event
@@ -18,7 +19,6 @@ from recall_engine.registry import Definition, Promotion, RegistryRecord, check_
 from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
 from recall_engine.values import normalize_value, parse_cli_value, value_text
-from recall_engine.vocabulary import best_match
 
 from .plans import Plan
 

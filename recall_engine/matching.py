@@ -14,6 +14,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Mapping
 
+import numpy as np
+
 from . import sentence
 from .registry import Definition
 from .vocabulary import (
@@ -21,10 +23,15 @@ from .vocabulary import (
     Match,
     candidate_pairs,
     candidates_of,
+    definition_text,
+    described,
     name_text,
     pick,
+    same_words,
+    score_bounds,
     similarity,
     texts_for,
+    tight_bounds,
 )
 from .vocabulary import (
     pair_score as _pair_score,
@@ -42,6 +49,38 @@ def pair_score(a: Definition, b: Definition) -> float:
     return _pair_score(a, b, _vectors(texts_for(a.name, b.name, a.description, b.description)))
 
 
+def _matrix(texts: tuple[str, ...]) -> np.ndarray | None:
+    """The unit vectors of texts as one matrix; the last few are kept, for a registry
+    does not change between two writes and stacking thousands of rows is not free."""
+    if not sentence.available():  # (a matrix kept from before must not prune for the lexical rule)
+        return None
+    hit = _matrices.get(texts)
+    if hit is None:
+        hit = sentence.embed_texts(texts) if texts else np.zeros((0, sentence.DIMENSIONS), dtype=np.float32)
+        if hit is None:
+            return None
+        if len(_matrices) >= 4:
+            _matrices.pop(next(iter(_matrices)))
+        _matrices[texts] = hit
+    return hit
+
+
+_matrices: dict[tuple[str, ...], np.ndarray] = {}
+
+
+def _description_matrix(defs: list[Definition]) -> np.ndarray | None:
+    """Each described definition's ``definition_text`` vector (zero rows for the others)."""
+    rows = [i for i, d in enumerate(defs) if described(d.description)]
+    if not rows:
+        return None
+    m = _matrix(tuple(definition_text(defs[i].name, defs[i].description) for i in rows))
+    if m is None:
+        return None
+    out = np.zeros((len(defs), sentence.DIMENSIONS), dtype=np.float32)
+    out[rows] = m
+    return out
+
+
 def best_match(
     name: str,
     storage_class: str,
@@ -51,12 +90,34 @@ def best_match(
     cardinality: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
 ) -> Match | None:
-    """The existing predicate a new name most likely means, if it scores at or above the threshold."""
+    """The existing predicate a new name most likely means, if it scores at or above the threshold.
+
+    With the model, one product of the name's vector with the candidates' matrix
+    leaves out every candidate that cannot reach the threshold (``score_bounds``):
+    a write that defines a name costs a handful of full comparisons, not one per
+    registered name."""
     if threshold < 0:
         return None
     names = candidates_of(name, storage_class, candidates, cardinality)
     if not names:
         return None
+    defs = [candidates[c] for c in names]
+    matrix = _matrix(tuple(name_text(c) for c in names))
+    mine = sentence.embed_texts([name_text(name), definition_text(name, description)])
+    if matrix is not None and mine is not None:
+        dcos = None
+        if described(description):
+            dm = _description_matrix(defs)
+            if dm is not None:
+                dcos = dm @ mine[1]
+                dcos[[not described(d.description) for d in defs]] = np.nan
+        cos = matrix @ mine[0]
+        near = np.flatnonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
+        tight = tight_bounds(
+            [name] * len(near), [names[i] for i in near], cos[near], None if dcos is None else dcos[near]
+        )
+        keep = {names[i] for i, b in zip(near.tolist(), tight.tolist(), strict=True) if b >= threshold}
+        names = [c for c in names if c in keep or same_words(name, c)]
     texts = [t for c in names for t in texts_for(name, c, description, candidates[c].description)]
     vectors = _vectors(texts)
     return pick(name, [(similarity(name, description, candidates[c], vectors), c) for c in names], threshold)
@@ -67,12 +128,12 @@ def near_duplicates(
 ) -> list[tuple[str, str, float]]:
     """Every pair (a < b) of one storage class scoring at or above ``threshold``, by name.
 
-    With the model, only pairs whose name vectors are close enough to reach the
-    threshold are scored in full (``vocabulary.candidate_pairs``), so thousands
-    of names cost one matrix product, not millions of comparisons."""
+    With the model, only pairs that can reach the threshold are scored in full
+    (``vocabulary.candidate_pairs``), so thousands of names cost a few matrix
+    products, not millions of comparisons."""
     names = sorted(defs)
     items = [defs[n] for n in names]
-    matrix = sentence.embed_texts([name_text(n) for n in names]) if names else None
+    matrix = _matrix(tuple(name_text(n) for n in names))
     if matrix is None:
         pairs = [
             (i, j)
@@ -81,7 +142,7 @@ def near_duplicates(
         ]
         vectors = None
     else:
-        pairs = candidate_pairs(items, matrix, threshold)
+        pairs = candidate_pairs(items, matrix, threshold, _description_matrix(items))
         vectors = _vectors(
             [t for i, j in pairs for t in texts_for(names[i], names[j], items[i].description, items[j].description)]
         )

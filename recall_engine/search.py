@@ -126,14 +126,26 @@ def _routed(
 def _model_hits(
     store, tl: Timeline, query: str, vector, qv: np.ndarray, k: int, since: int | None, until: int | None
 ) -> list[Event]:
-    """The lexical ranking fused with the model's ranking of every candidate (reciprocal rank)."""
+    """The lexical ranking fused with the model's ranking of every candidate (reciprocal rank).
+
+    A store that keeps the model's vectors (PostgreSQL: storage/postgres/meanings.py)
+    adds its nearest embedded events to the candidates, and keeps the vectors of the
+    candidates it did not hold yet."""
     lexical = _lexical_ranking(store, query, vector, k, since, until)
     subjects = list(dict.fromkeys(e.subject for e in lexical))[:ROUTED_SUBJECTS]
-    pool = {e.id: e for e in [*lexical, *_routed(store, tl, qv, subjects, since, until)]}
+    nearest = getattr(store, "meaning_search", None)
+    kept = [h.event for h in nearest(qv, k, since, until)] if nearest is not None else []
+    pool = {e.id: e for e in [*lexical, *_routed(store, tl, qv, subjects, since, until), *kept]}
     events = list(pool.values())
     m = sentence.embed_texts([event_text(e) for e in events])
     if m is None or not events:
         return lexical
+    keep = getattr(store, "keep_meanings", None)
+    if keep is not None:
+        held = {e.id for e in kept}
+        new = [i for i, e in enumerate(events) if e.id not in held]
+        if new:
+            keep([events[i] for i in new], m[new])
     order = np.argsort(-(m @ qv), kind="stable")
     ids = fuse_rrf([events[i].id for i in order[:k]], [e.id for e in lexical], k)
     return [pool[i] for i in ids]

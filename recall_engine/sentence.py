@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import os
 import sqlite3
 import sys
@@ -55,11 +56,37 @@ def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.n
     return (x - mu) / np.sqrt(var + eps) * w + b
 
 
+def _read_weights(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file as read-only numpy views of the file, mapped.
+
+    Nothing is copied or converted: the word-embedding table alone is 47 MB and a
+    name touches a handful of its rows, so mapping it is what makes loading quick
+    (docs/benchmarks.md). The format is 8 bytes of header length, a JSON header
+    giving each tensor's dtype, shape and byte range, then the bytes."""
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    size = int.from_bytes(mm[:8], "little")
+    if not 0 < size < len(mm) - 8:
+        raise ValueError(f"{path.name} is not a safetensors file")
+    header = json.loads(mm[8 : 8 + size])
+    base = 8 + size
+    out: dict[str, np.ndarray] = {}
+    for name, t in header.items():
+        if name == "__metadata__" or t.get("dtype") != "F32":
+            continue
+        start, end = (int(x) for x in t["data_offsets"])
+        shape = tuple(int(x) for x in t["shape"])
+        count = int(np.prod(shape, dtype=np.int64))
+        if end - start != 4 * count or base + end > len(mm):
+            raise ValueError(f"{path.name}: tensor {name} does not fit the file")
+        out[name] = np.frombuffer(mm, dtype="<f4", count=count, offset=base + start).reshape(shape)
+    return out
+
+
 class Encoder:
     """The loaded model: ``encode(texts)`` gives (n, 384) float32 unit rows."""
 
     def __init__(self, directory: Path):
-        from safetensors.numpy import load_file
         from threadpoolctl import threadpool_limits
         from tokenizers import Tokenizer
 
@@ -71,36 +98,45 @@ class Encoder:
         self.heads = int(cfg["num_attention_heads"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         n_layers = int(cfg["num_hidden_layers"])
-        w = load_file(str(directory / "model.safetensors"))
+        w = _read_weights(directory / "model.safetensors")
         prefix = "bert." if "bert.embeddings.word_embeddings.weight" in w else ""
 
-        def g(name: str) -> np.ndarray:
-            return np.ascontiguousarray(w[prefix + name], dtype=np.float32)
+        def g(name: str, *shape: int) -> np.ndarray:
+            a = w[prefix + name]
+            if a.shape != shape:
+                raise ValueError(f"tensor {name} has shape {a.shape}, expected {shape}")
+            return a
 
-        self.word = g("embeddings.word_embeddings.weight")
-        self.position = g("embeddings.position_embeddings.weight")
-        self.token_type = g("embeddings.token_type_embeddings.weight")[0]
-        self.emb_ln = (g("embeddings.LayerNorm.weight"), g("embeddings.LayerNorm.bias"))
+        hidden = int(cfg["hidden_size"])
+        inner = int(cfg["intermediate_size"])
+        if hidden != DIMENSIONS:
+            raise ValueError(f"the model gives {hidden} dimensions, expected {DIMENSIONS}")
+        self.word = g("embeddings.word_embeddings.weight", int(cfg["vocab_size"]), hidden)
+        self.position = g("embeddings.position_embeddings.weight", int(cfg["max_position_embeddings"]), hidden)
+        self.token_type = g("embeddings.token_type_embeddings.weight", int(cfg["type_vocab_size"]), hidden)[0]
+        self.emb_ln = (g("embeddings.LayerNorm.weight", hidden), g("embeddings.LayerNorm.bias", hidden))
+        # Linear weights stay as stored, (out, in), and are used transposed (a view: BLAS
+        # reads them as they are); only Q, K and V are joined, for one matmul instead of three.
         self.layers = []
         for i in range(n_layers):
             p = f"encoder.layer.{i}."
-            # Q, K and V as one matrix: one matmul instead of three
-            qkv_w = np.concatenate([g(p + f"attention.self.{m}.weight") for m in ("query", "key", "value")]).T.copy()
-            qkv_b = np.concatenate([g(p + f"attention.self.{m}.bias") for m in ("query", "key", "value")])
+            qkv = ("query", "key", "value")
+            qkv_w = np.concatenate([g(p + f"attention.self.{m}.weight", hidden, hidden) for m in qkv])
+            qkv_b = np.concatenate([g(p + f"attention.self.{m}.bias", hidden) for m in qkv])
             self.layers.append(
                 (
-                    qkv_w,
+                    qkv_w.T,
                     qkv_b,
-                    g(p + "attention.output.dense.weight").T.copy(),
-                    g(p + "attention.output.dense.bias"),
-                    g(p + "attention.output.LayerNorm.weight"),
-                    g(p + "attention.output.LayerNorm.bias"),
-                    g(p + "intermediate.dense.weight").T.copy(),
-                    g(p + "intermediate.dense.bias"),
-                    g(p + "output.dense.weight").T.copy(),
-                    g(p + "output.dense.bias"),
-                    g(p + "output.LayerNorm.weight"),
-                    g(p + "output.LayerNorm.bias"),
+                    g(p + "attention.output.dense.weight", hidden, hidden).T,
+                    g(p + "attention.output.dense.bias", hidden),
+                    g(p + "attention.output.LayerNorm.weight", hidden),
+                    g(p + "attention.output.LayerNorm.bias", hidden),
+                    g(p + "intermediate.dense.weight", inner, hidden).T,
+                    g(p + "intermediate.dense.bias", inner),
+                    g(p + "output.dense.weight", hidden, inner).T,
+                    g(p + "output.dense.bias", hidden),
+                    g(p + "output.LayerNorm.weight", hidden),
+                    g(p + "output.LayerNorm.bias", hidden),
                 )
             )
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
@@ -116,6 +152,7 @@ class Encoder:
         x = _layer_norm(x, *self.emb_ln, self.eps)
         bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
         scale = np.float32(1.0 / np.sqrt(hd))
+        x = x.reshape(n * t, hidden)  # every linear layer as one 2-D product
         for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b in self.layers:
             qkv = (x @ qkv_w + qkv_b).reshape(n, t, 3, self.heads, hd).transpose(2, 0, 3, 1, 4)
             q, k, v = qkv[0], qkv[1], qkv[2]
@@ -123,10 +160,11 @@ class Encoder:
             scores -= scores.max(-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
-            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, hidden)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n * t, hidden)
             x = _layer_norm(ctx @ ao_w + ao_b + x, ln1_w, ln1_b, self.eps)
             h = _gelu(x @ i_w + i_b)
             x = _layer_norm(h @ o_w + o_b + x, ln2_w, ln2_b, self.eps)
+        x = x.reshape(n, t, hidden)
         m = mask[:, :, None].astype(np.float32)
         pooled = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)

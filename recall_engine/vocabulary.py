@@ -28,7 +28,7 @@ over the stemmed words.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -650,34 +650,92 @@ def pair_score(a: Definition, b: Definition, vectors: Mapping[str, np.ndarray] |
     return max(similarity(a.name, a.description, b, vectors), similarity(b.name, b.description, a, vectors))
 
 
-def candidate_pairs(defs: list[Definition], matrix: np.ndarray, threshold: float) -> list[tuple[int, int]]:
-    """Index pairs (i < j, one storage class) that may score at or above ``threshold``.
+_ROUNDING = 1e-5  # float32 products and float64 scores may differ in the last places
 
-    ``matrix`` holds each definition's ``name_text`` vector (unit rows). A name
-    pair's model score never exceeds its name cosine, and a described pair's
-    average is at most (cosine + 1) / 2, so nothing below those bounds is read;
-    names with the same words are always candidates.
-    """
-    n = len(defs)
-    out: set[tuple[int, int]] = set()
+
+def score_bounds(
+    name_cos: np.ndarray, description_cos: np.ndarray | None = None, mixed: np.ndarray | bool = True
+) -> np.ndarray:
+    """The highest score the rule can give pairs from their name cosines (and, where both
+    are described, their description cosines; NaN elsewhere).
+
+    A name score is the name cosine, or less, except for ``mixed`` pairs (names that
+    share a word and each have one the other lacks), which average in the cosine of
+    what differs, at most 1: (2 * cosine + 1) / 3. A described pair's score is the
+    mean of that and the description cosine. A pair whose bound is below the
+    threshold need not be scored."""
+    full = np.clip(name_cos, 0.0, 1.0)
+    bound = np.where(mixed, (2 * full + 1) / 3, full)
+    if description_cos is not None:
+        both = ~np.isnan(description_cos)
+        bound = np.where(both, (bound + np.clip(np.nan_to_num(description_cos), 0.0, 1.0)) / 2, bound)
+    return bound + _ROUNDING
+
+
+def mixed(a: str, b: str) -> bool:
+    """Whether two names share a word and each keep one of their own (``score_bounds``)."""
+    _, _, ra, rb, shared = _split(a, b)
+    return bool(shared and ra and rb)
+
+
+def tight_bounds(
+    names_a: Sequence[str], names_b: Sequence[str], name_cos: np.ndarray, description_cos: np.ndarray | None
+) -> np.ndarray:
+    """``score_bounds`` of the pairs (names_a[k], names_b[k]), each told whether it is mixed:
+    for the few pairs a loose bound (every pair mixed) let through."""
+    flags = np.array([mixed(x, y) for x, y in zip(names_a, names_b, strict=True)], dtype=bool)
+    return score_bounds(name_cos, description_cos, flags)
+
+
+def _same_word_groups(defs: list[Definition]) -> list[list[int]]:
     keys: dict[tuple[str, object], set[int]] = {}
     for i, d in enumerate(defs):
         w = _words(d.name)
         for k in (_compact(w), frozenset(_stems(w)), frozenset(_key(x) for x in w if x not in _LIGHT)):
             keys.setdefault((d.storage_class, k), set()).add(i)
-    for group in keys.values():
-        members = sorted(group)
+    return [sorted(g) for g in keys.values() if len(g) > 1]
+
+
+def described(description: str) -> bool:
+    """Whether a description says what a name is about (the model reads the two together then)."""
+    return _described(description)
+
+
+def candidate_pairs(
+    defs: list[Definition], matrix: np.ndarray, threshold: float, descriptions: np.ndarray | None = None
+) -> list[tuple[int, int]]:
+    """Index pairs (i < j, one storage class) that may score at or above ``threshold``.
+
+    ``matrix`` holds each definition's ``name_text`` vector (unit rows);
+    ``descriptions`` each one's ``definition_text`` vector, for the described ones
+    (other rows are ignored). Pairs whose ``score_bounds`` fall below the threshold
+    are left out; names with the same words are always candidates. One matrix
+    product per block of names: thousands of names cost no pairwise Python loop."""
+    n = len(defs)
+    out: set[tuple[int, int]] = set()
+    for members in _same_word_groups(defs):
         out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
-    floor = (3 * threshold - 1) / 2
     classes = np.array([d.storage_class for d in defs])
+    has = np.array([described(d.description) for d in defs], dtype=bool) if descriptions is not None else None
     block = 1024
     for start in range(0, n, block):
-        sims = matrix[start : start + block] @ matrix.T
-        rows, cols = np.nonzero(sims >= floor)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=False):
-            i = start + r
-            if i < c and classes[i] == classes[c]:
-                out.add((i, c))
+        stop = min(n, start + block)
+        dcos = None
+        if descriptions is not None and has is not None and has[start:stop].any():
+            dcos = descriptions[start:stop] @ descriptions.T
+            dcos[~(has[start:stop, None] & has[None, :])] = np.nan
+        cos = matrix[start:stop] @ matrix.T
+        rows, cols = np.nonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
+        keep = (rows + start < cols) & (classes[rows + start] == classes[cols])
+        rows, cols = rows[keep], cols[keep]
+        tight = tight_bounds(
+            [defs[i + start].name for i in rows.tolist()],
+            [defs[j].name for j in cols.tolist()],
+            cos[rows, cols],
+            None if dcos is None else dcos[rows, cols],
+        )
+        ok = tight >= threshold
+        out.update(zip((rows[ok] + start).tolist(), cols[ok].tolist(), strict=True))
     return sorted(out)
 
 

@@ -145,3 +145,37 @@ def test_import_refuses_an_event_changed_after_it_was_written(cli, tmp_path):
     path.write_text(json.dumps(e) + "\n", encoding="utf-8")
     err = cli.fail("import", str(path))
     assert "line 1" in err["message"] and "does not match its content" in err["message"]
+
+
+def test_the_inbox_and_lint_find_names_nobody_listed_on_the_demo_store(cli, demo):
+    # names agents invent, defined on first use beside the demo's registry (the
+    # sentence model finds them: docs/review-queues.md, "How a match is decided")
+    from recall_engine.memory import Memory
+    from recall_engine.registry import Definition, RegistryRecord
+    from recall_engine.storage import open_backend
+
+    backend = open_backend(cli.url)
+    try:
+        Memory(backend.store("memories")).append_records(
+            [
+                RegistryRecord(op="define", name=n, definition=Definition(n, "single", "string", ""), auto=True)
+                for n in (
+                    "fav_color",
+                    "favorite_colour",
+                    "employer",
+                    "shipping_address",
+                    "delivery_address",
+                    "dislikes_food",
+                )
+            ]
+        )
+    finally:
+        backend.close()
+    clusters = {tuple(c["names"]) for c in cli.ok("vocab", "suggest")["clusters"]}
+    assert ("fav_color", "favorite_colour") in clusters
+    assert ("employer", "works_at") in clusters
+    assert ("delivery_address", "shipping_address") in clusters
+    # the antonym guard keeps it from likes; the added word from dislikes
+    assert not any("dislikes_food" in c for c in clusters)
+    lint = {tuple(f["names"]) for f in cli.ok("registry", "lint")["findings"] if f["code"] == "near_duplicate"}
+    assert {("fav_color", "favorite_colour"), ("employer", "works_at")} <= lint

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -115,6 +116,54 @@ def test_a_damaged_model_is_the_fallback_too(monkeypatch, tmp_path, capsys):
         assert sentence.model() is None
         assert sentence.vectors(["x"]) is None
         assert "the sentence model is unavailable" in capsys.readouterr().err
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
+
+
+def _safetensors(tensors: dict[str, tuple[str, list[int], bytes]]) -> bytes:
+    header, data = {}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    head = json.dumps(header).encode()
+    return len(head).to_bytes(8, "little") + head + data
+
+
+@pytest.mark.parametrize(
+    "weights, config",
+    [
+        # the header promises more bytes than the file holds
+        (lambda: _safetensors({"embeddings.word_embeddings.weight": ("F32", [30522, 384], b"\0" * 64)}), None),
+        # a tensor of the wrong shape for the configuration
+        (lambda: _safetensors({"embeddings.word_embeddings.weight": ("F32", [2, 2], b"\0" * 16)}), None),
+        # a header length beyond the file
+        (lambda: (10**9).to_bytes(8, "little") + b"{}", None),
+        # a configuration for another width
+        (lambda: _safetensors({}), {"hidden_size": 768}),
+    ],
+)
+def test_weights_that_do_not_fit_are_the_fallback(monkeypatch, tmp_path, capsys, weights, config):
+    real = sentence.model_directory()
+    d = tmp_path / "model"
+    d.mkdir()
+    cfg = json.loads((real / "config.json").read_text())
+    cfg.update(config or {})
+    (d / "config.json").write_text(json.dumps(cfg))
+    (d / "tokenizer.json").write_bytes((real / "tokenizer.json").read_bytes())
+    (d / "model.safetensors").write_bytes(weights())
+    monkeypatch.setattr(sentence, "model_directory", lambda: d)
+    sentence.reset()
+    try:
+        assert sentence.model() is None
+        assert sentence.embed_texts(["favorite color"]) is None
+        assert capsys.readouterr().err.count("the sentence model is unavailable") == 1
+        # matching then uses the lexical rule whole: no bound from another model's vectors
+        a, b = (
+            Definition("native_language", "single", "string", ""),
+            Definition("mother_tongue", "single", "string", ""),
+        )
+        assert matching.near_duplicates({"native_language": a, "mother_tongue": b}) == []
     finally:
         monkeypatch.undo()
         sentence.reset()

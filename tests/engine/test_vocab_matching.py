@@ -212,6 +212,60 @@ def test_near_duplicates_over_many_names_is_the_pairwise_rule():
     assert ("end_date", "start_date") not in found
 
 
+DESCRIBED = [
+    d("employer", "The company the person works for"),
+    d("works_at", "Company where the person works"),
+    d("doctor", "The person's family doctor"),
+    d("physician", "Physician who treats the person"),
+    d("plans", "Something the person intends to do"),
+    d("plan", "The subscription tier"),
+    d("subscription_tier", "Which paid tier the account is on"),
+    d("fav_color"),
+    d("favorite_colour", "Colour the person likes best"),
+    d("likes", "Things the person enjoys"),
+    d("dislikes", "Things the person avoids"),
+    d("start_date"),
+    d("end_date"),
+    d("phone", "Phone number to call"),
+    d("mobile_number", "Mobile phone number"),
+    d("budget", "Money available for the deal"),
+    d("customer_email"),
+    d("client_email"),
+    d("email"),
+    d("email_verified"),
+    d("shipping_address"),
+    d("delivery_address"),
+    d("home_city", "City the person lives in"),
+    d("city_of_residence", "Where the person lives"),
+]
+
+
+def test_pruned_matching_agrees_with_scoring_every_candidate():
+    # best_match and near_duplicates leave out candidates whose bound is below the
+    # threshold; with descriptions too, that must never change an answer.
+    from recall_engine import sentence
+    from recall_engine.vocabulary import pair_score as pure_pair_score
+    from recall_engine.vocabulary import texts_for as texts
+
+    defs = {x.name: x for x in DESCRIBED}
+    every_text = [t for a in DESCRIBED for b in DESCRIBED for t in texts(a.name, b.name, a.description, b.description)]
+    vectors = sentence.vectors(every_text)
+    for threshold in (0.5, DEFAULT_THRESHOLD, 0.85):
+        for x in DESCRIBED:
+            others = {n: v for n, v in defs.items() if n != x.name}
+            full = best_match(x.name, "string", others, description=x.description, threshold=threshold, vectors=vectors)
+            assert matching.best_match(x.name, "string", others, description=x.description, threshold=threshold) == full
+        pairwise = {
+            (a, b)
+            for i, a in enumerate(sorted(defs))
+            for b in sorted(defs)[i + 1 :]
+            if pure_pair_score(defs[a], defs[b], vectors) >= threshold
+        }
+        assert {(a, b) for a, b, _ in matching.near_duplicates(defs, threshold)} == pairwise
+    assert matching.best_match("employer", "string", {"works_at": defs["works_at"]}) is not None
+    assert matching.best_match("likes", "string", {"dislikes": defs["dislikes"]}) is None
+
+
 # --- suggest on a real store -----------------------------------------------------------
 
 

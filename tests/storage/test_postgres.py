@@ -546,7 +546,10 @@ def test_vector_search_ranks_by_cosine_and_the_index_is_built_only_on_request(db
         assert hits[0].score >= hits[1].score >= hits[2].score
         assert store.vector_search(q, 3, until=T0 + 10)[0].event.subject == "ana"
         assert store.vector_search(np.zeros(256, dtype=np.float32), 2)[0].score == 0.0
-        indexes = "SELECT indexname FROM pg_indexes WHERE schemaname = 'recall' AND indexdef LIKE '%hnsw%'"
+        indexes = (
+            "SELECT indexname FROM pg_indexes WHERE schemaname = 'recall' AND tablename = 'events' "
+            "AND indexdef LIKE '%hnsw%'"
+        )
         assert admin.execute(indexes).fetchall() == []
         backend.build_vector_index()
         assert admin.execute(indexes).fetchall() == [("events_vec_hnsw",)]

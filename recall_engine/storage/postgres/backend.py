@@ -28,6 +28,7 @@ from ...errors import NotFound, ReadOnlyStore, StorageError
 from ..base import Backend, check_collection
 from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
 from ..urls import display_url
+from . import meanings
 from .schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SECONDARY_INDEXES
 from .store import PostgresStore, one_row
 
@@ -120,6 +121,7 @@ class PostgresBackend(Backend):
         self.vector_schema = ""
         self.vector_type = ""
         self.has_vector_index = False
+        self.has_meanings = False  # the model's vectors and their HNSW index (meanings.py)
         self._vector_info: TypeInfo | None = None
         self._stores: dict[str, PostgresStore] = {}
         self._lock = threading.Lock()
@@ -172,7 +174,7 @@ class PostgresBackend(Backend):
                 conn.execute("SET default_transaction_read_only = on")
             if self._vector_info is not None:
                 register_vector_info(conn, self._vector_info)
-            if self.has_vector_index:
+            if self.has_vector_index or self.has_meanings:
                 self._tune_hnsw(conn)
         except psycopg.Error as e:
             conn.close()
@@ -355,7 +357,16 @@ class PostgresBackend(Backend):
                 (SCHEMA, VECTOR_INDEX),
             ).fetchone()
         )
-        if self.has_vector_index:
+        if self.read_only:
+            self.has_meanings = bool(
+                conn.execute(
+                    "SELECT 1 FROM pg_catalog.pg_indexes WHERE schemaname = %s AND indexname = %s",
+                    (SCHEMA, meanings.INDEX),
+                ).fetchone()
+            )
+        else:
+            self.has_meanings = meanings.ensure(conn, self.vector_schema)
+        if self.has_vector_index or self.has_meanings:
             self._tune_hnsw(conn)
 
     def _check_privileges(self, conn: psycopg.Connection) -> None:

@@ -25,6 +25,7 @@ from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Hit, Store, Touch
 from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, refused, strip_diacritics, unique
 from ..decoding import RowDecoder
+from .meanings import MeaningsMixin
 from .schema import LOCK_CLASS, SCHEMA_LOCK, SECONDARY_INDEXES
 
 FETCH = 2000  # rows per round trip in streams
@@ -94,6 +95,7 @@ class Host(Protocol):
     read_only_reason: str
     decode_cache: int
     has_vector_index: bool
+    has_meanings: bool
     vector_schema: str
 
     def connection(self, what: str) -> AbstractContextManager[psycopg.Connection]: ...
@@ -103,7 +105,7 @@ class Host(Protocol):
     def build_missing_indexes(self) -> list[str]: ...
 
 
-class PostgresStore(Store):
+class PostgresStore(MeaningsMixin, Store):
     def __init__(self, backend: Host, collection: str, collection_id: int) -> None:
         self.backend = backend
         self.collection = collection
