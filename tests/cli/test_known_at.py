@@ -109,3 +109,16 @@ def test_known_at_errors_are_clear(coding: Cli):
     assert e["message"] == "diff takes --known-at (both sides) or --known-from/--known-to, not both"
     e = coding.fail("diff")
     assert e["message"] == "diff needs --from T (the earlier instant), or --as-of T with --known-from/--known-to"
+
+
+def test_audit_export_recorded_then_replay_known_at(coding: Cli, tmp_path):
+    known = story(coding)
+    path = str(tmp_path / "b.json")
+    coding.ok("audit", "export", "--subject", "user", "--as-of", "2026-09-01", "--recorded", "-o", path)
+    then = coding.ok("audit", "replay", path, "--known-at", known["vim"])
+    assert values(then["beliefs"]) == ["vim"] and then["known_at"] == known["vim"]
+    assert values(coding.ok("audit", "replay", path)["beliefs"]) == ["emacs", "helix", "vim"]
+    plain = str(tmp_path / "plain.json")
+    coding.ok("audit", "export", "--subject", "user", "--as-of", "2026-09-01", "-o", plain)
+    e = coding.fail("audit", "replay", plain, "--known-at", known["vim"])
+    assert "the bundle carries no recorded instants" in e["message"]
