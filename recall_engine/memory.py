@@ -92,6 +92,7 @@ class Memory:
         self.match_threshold = match_threshold
         self._timeline: Timeline | None = None
         self._timeline_at = -1
+        self._registry_recorded = 0  # the latest recorded instant of the timeline's records
 
     # --- registry -----------------------------------------------------------
 
@@ -99,8 +100,10 @@ class Memory:
         """The registry timeline, re-read whenever the log has moved."""
         pos = self.store.position()
         if self._timeline is None or pos != self._timeline_at:
-            self._timeline = Timeline(readable_registry(self.store.registry_events())[0])
+            records = self.store.registry_events()
+            self._timeline = Timeline(readable_registry(records)[0])
             self._timeline_at = pos
+            self._registry_recorded = max((e.recorded_at or 0 for e in records), default=0)
         return self._timeline
 
     def registry_instant(self, tl: Timeline | None = None) -> int:
@@ -211,11 +214,18 @@ class Memory:
         A known-at read uses no cache: a fresh Memory over a filtered view, whose
         registry timeline is built from the records recorded by ``known_at`` and dropped
         with it. Caches are keyed by the log's position, which says nothing of ``known_at``.
+        One exception, which is not a cache of answers: when every registry record was
+        recorded by ``known_at``, the records known then are today's, and the timeline
+        (a pure function of them) is today's, so it is not built again.
         """
         if known_at is None:
             return self
         t = check_instant(known_at, "known_at")
-        return Memory(KnownAt(self.store, t), now=self.now, match_threshold=self.match_threshold)
+        then = Memory(KnownAt(self.store, t), now=self.now, match_threshold=self.match_threshold)
+        tl = self.timeline()
+        if self._registry_recorded <= t:
+            then._timeline, then._timeline_at = tl, self._timeline_at
+        return then
 
     def _then(self, as_of: int | None, known_at: int) -> tuple[Memory, int]:
         """The memory known at ``known_at`` and the valid instant of its read: ``as_of``,

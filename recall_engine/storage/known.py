@@ -70,6 +70,12 @@ class KnownAt(Store):
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
         return self._known(self.store.value_events(subject, value_keys, limit))
 
+    def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
+        # the store's index-only read: today's names, a superset of those known then.
+        # Its one caller (Memory, for ``elsewhere``) reads each named pair through this
+        # view, where a name with nothing recorded by then holds nothing.
+        return self.store.value_predicates(subject, value_keys)
+
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         return self._stream(self.store.predicate_events(predicates, subjects))
 
