@@ -99,7 +99,13 @@ def answers(memory: Memory, as_of: int | None, known_at: int | None) -> dict:
                 lambda s=s, p=p: [said(x) for x in memory.history(s, p, known_at=known_at)[2]]
             )
             out[s, p, "explain"] = attempt(lambda s=s, p=p: memory.explain(s, p, as_of, known_at=known_at).beliefs)
-    out["diff"] = attempt(lambda: [c.to_json() for c in memory.diff(START, as_of, known_at=known_at)])
+    # subjects come most events first, today's counts: compare the changes in one order
+    out["diff"] = attempt(
+        lambda: sorted(
+            ([c.to_json() for c in memory.diff(START, as_of, known_at=known_at)]),
+            key=lambda c: (c["subject"], c["predicate"]),
+        )
+    )
     return out
 
 
