@@ -140,6 +140,7 @@ ACTIONS: tuple[Action, ...] = (
         "Answer as given then",
         "Explain the answer a read gave right after the highlighted step was recorded (known at and as of then)",
         "g",
+        show=False,
     ),
     # --- diff ---
     Action("diff", "edit", "Type the instants", "Focus From (then To and the subject; Enter compares)", "i"),
