@@ -20,7 +20,12 @@ MAX_EXPORT = 10_000
 
 
 def export_bundle(
-    memory: Memory, *, subject: str | None = None, predicate: str | None = None, as_of: int | None = None
+    memory: Memory,
+    *,
+    subject: str | None = None,
+    predicate: str | None = None,
+    as_of: int | None = None,
+    recorded: bool = False,
 ) -> dict[str, Any]:
     """A bundle of the complete histories in scope at an explicit instant; refused past 10,000 events."""
     store = memory.store
@@ -41,7 +46,12 @@ def export_bundle(
                     "or --predicate rather than truncating it"
                 )
     return build_bundle(
-        events, store.registry_events(), as_of=at, scope_subject=scope_subject, scope_predicate=scope_predicate
+        events,
+        store.registry_events(),
+        as_of=at,
+        scope_subject=scope_subject,
+        scope_predicate=scope_predicate,
+        recorded=recorded,
     )
 
 

@@ -125,13 +125,18 @@ class PairHistory:
     spans: list[HeldSpan]
 
 
-def pair_history(memory: Memory, subject: str, predicate: str, as_of: int | None = None) -> PairHistory:
+def pair_history(
+    memory: Memory, subject: str, predicate: str, as_of: int | None = None, known_at: int | None = None
+) -> PairHistory:
     """Every step of a pair (oldest first) and its answer at ``as_of`` (default now).
 
     Given an instant, the pair is folded again at it (``Memory.read_pair``). For now,
     the answer is read off the last step, which is the same read (each step's
-    ``after`` is an as-of read) without folding the pair a second time.
+    ``after`` is an as-of read) without folding the pair a second time. Known at an
+    instant: the steps recorded by then, answered as a read then (as of it by default).
     """
+    if known_at is not None:
+        memory, as_of = memory.known(known_at), known_at if as_of is None else as_of
     s, p, steps = memory.history(subject, predicate)
     now = memory.now()
     if as_of is None:
@@ -161,8 +166,13 @@ class AnswerExplanation:
         }
 
 
-def explain_answer(memory: Memory, subject: str, predicate: str, as_of: int | None = None) -> AnswerExplanation:
-    """``Memory.explain`` plus the rule in force at the instant and the record that set it."""
+def explain_answer(
+    memory: Memory, subject: str, predicate: str, as_of: int | None = None, known_at: int | None = None
+) -> AnswerExplanation:
+    """``Memory.explain`` plus the rule in force at the instant and the record that set it;
+    known at an instant, as a read then explained it (the rules recorded by then)."""
+    if known_at is not None:
+        memory, as_of = memory.known(known_at), known_at if as_of is None else as_of
     x = memory.explain(subject, predicate, as_of)
     tl = memory.timeline()
     d = tl.rule(x.predicate, x.at)

@@ -29,37 +29,83 @@ def beliefs_json(beliefs: Iterable[Belief]) -> list[dict[str, Any]]:
 # --- memory reads ---------------------------------------------------------------
 
 
-def recall_view(memory: Memory, subject: str, predicate: str | None = None, as_of: int | None = None) -> dict[str, Any]:
-    """An exact read of one pair, or the profile of a subject, at an instant (default now)."""
-    at = memory.now() if as_of is None else as_of
-    beliefs = memory.read_pair(subject, predicate, at) if predicate else memory.profile(subject, at)
-    return {"as_of": format_rfc3339(at), "beliefs": beliefs_json(beliefs)}
+def _valid_at(memory: Memory, as_of: int | None, known_at: int | None) -> int:
+    """The valid instant of a read: ``as_of``, else ``known_at`` ("what a read then
+    answered"), else now (docs/history-diff-explain.md, "Two time axes")."""
+    return as_of if as_of is not None else known_at if known_at is not None else memory.now()
 
 
-def history_view(memory: Memory, subject: str, predicate: str) -> dict[str, Any]:
-    s, p, steps = memory.history(subject, predicate)
-    return {
+def _known(out: dict[str, Any], **instants: int | None) -> dict[str, Any]:
+    """``out`` with the known-at instants a read was given (left out when not given)."""
+    out.update({k: format_rfc3339(t) for k, t in instants.items() if t is not None})
+    return out
+
+
+def recall_view(
+    memory: Memory,
+    subject: str,
+    predicate: str | None = None,
+    as_of: int | None = None,
+    known_at: int | None = None,
+) -> dict[str, Any]:
+    """An exact read of one pair, or the profile of a subject, at an instant (default now),
+    as known at ``known_at`` (default: the whole log)."""
+    at = _valid_at(memory, as_of, known_at)
+    if predicate:
+        beliefs = memory.read_pair(subject, predicate, at, known_at=known_at)
+    else:
+        beliefs = memory.profile(subject, at, known_at=known_at)
+    return _known({"as_of": format_rfc3339(at), "beliefs": beliefs_json(beliefs)}, known_at=known_at)
+
+
+def history_view(memory: Memory, subject: str, predicate: str, known_at: int | None = None) -> dict[str, Any]:
+    """Every step of a pair; each step says when it was said (``at``) and when the store
+    recorded it (``recorded_at``). Known at an instant, only the steps recorded by then,
+    and ``believed_then``: what a read at that instant answered."""
+    s, p, steps = memory.history(subject, predicate, known_at=known_at)
+    out = {
         "subject": s,
         "predicate": p,
         "believed_now": list(answer_at(steps, memory.now())),
         "steps": [st.to_json() for st in steps],
     }
+    if known_at is not None:
+        out["believed_then"] = list(answer_at(steps, known_at))
+    return _known(out, known_at=known_at)
 
 
-def diff_view(memory: Memory, from_at: int, to_at: int | None = None, subject: str | None = None) -> dict[str, Any]:
-    to = memory.now() if to_at is None else to_at
-    changes = memory.diff(from_at, to, subject)
-    return {
+def diff_view(
+    memory: Memory,
+    from_at: int,
+    to_at: int | None = None,
+    subject: str | None = None,
+    *,
+    known_from: int | None = None,
+    known_to: int | None = None,
+) -> dict[str, Any]:
+    """What changed between two reads: as of ``from_at`` known at ``known_from``, and as of
+    ``to_at`` (default: ``known_to``, else now) known at ``known_to`` (default: ``known_from``)."""
+    known_after = known_from if known_to is None else known_to
+    to = _valid_at(memory, to_at, known_after)
+    changes = memory.diff(from_at, to, subject, known_at=known_from, known_to=known_after)
+    out = {
         "from": format_rfc3339(from_at),
         "to": format_rfc3339(to),
         "subject": normalize_subject(subject) if subject else None,
         "changes": [c.to_json() for c in changes],
     }
+    return _known(out, known_from=known_from, known_to=known_after)
 
 
-def explain_view(memory: Memory, subject: str, predicate: str, as_of: int | None = None) -> dict[str, Any]:
-    x = memory.explain(subject, predicate, as_of)
-    return {
+def explain_view(
+    memory: Memory, subject: str, predicate: str, as_of: int | None = None, known_at: int | None = None
+) -> dict[str, Any]:
+    """Why a pair answers what it does. Known at an instant: the answer given then, with
+    the rules and reasons that decided it then, and ``since``: today's answer for the
+    same valid instant and the statements and registry records recorded after
+    ``known_at`` that make it differ (docs/history-diff-explain.md)."""
+    x = memory.explain(subject, predicate, as_of, known_at=known_at)
+    out: dict[str, Any] = {
         "subject": x.subject,
         "predicate": x.predicate,
         "as_of": format_rfc3339(x.at),
@@ -68,6 +114,33 @@ def explain_view(memory: Memory, subject: str, predicate: str, as_of: int | None
         "rules": [r.to_json() for r in x.rules],
         "steps": [s.to_json() for s in x.steps],
         "events": _with_writers(memory, x.events),
+    }
+    if known_at is not None:
+        out["since"] = _since(memory, x, known_at)
+    return _known(out, known_at=known_at)
+
+
+def _since(memory: Memory, then: Any, known_at: int) -> dict[str, Any]:
+    """What was recorded after ``known_at`` that bears on the pair at the same valid
+    instant: today's answer, the later statements, the later registry records."""
+    now = memory.explain(then.subject, then.predicate, then.at)
+    seen = {e.id for e in then.events}
+    later = [e for e in now.events if e.id not in seen]
+    ruled = {r.event_id for r in then.rules}
+    rules = [r for r in now.rules if r.event_id not in ruled]
+    recorded = {e.id: e.recorded_at for e in memory.store.events_by_id([r.event_id for r in rules])}
+    return {
+        "beliefs": beliefs_json(now.beliefs),
+        "changed": [b.key for b in now.beliefs] != [b.key for b in then.beliefs],
+        "reasons": [r.to_json() for r in now.reasons],
+        "statements": [
+            {**e, "recorded_at": format_rfc3339(ev.recorded_at) if ev.recorded_at is not None else None}
+            for e, ev in zip(_with_writers(memory, later), later, strict=True)
+        ],
+        "registry": [
+            {**r.to_json(), "recorded_at": format_rfc3339(at) if (at := recorded.get(r.event_id)) else None}
+            for r in rules
+        ],
     }
 
 
@@ -79,12 +152,14 @@ def _with_writers(memory: Memory, events: list) -> list[dict[str, Any]]:
     return [{**e.to_json(), **({"written_by": writers[e.id]} if e.id in writers else {})} for e in events]
 
 
-def search_view(memory: Memory, text: str, as_of: int | None = None, limit: int = 10) -> dict[str, Any]:
+def search_view(
+    memory: Memory, text: str, as_of: int | None = None, limit: int = 10, known_at: int | None = None
+) -> dict[str, Any]:
     from recall_engine.search import search
 
-    at = memory.now() if as_of is None else as_of
-    beliefs = search(memory, text, as_of=at, limit=limit)
-    return {"as_of": format_rfc3339(at), "beliefs": beliefs_json(beliefs)}
+    at = _valid_at(memory, as_of, known_at)
+    beliefs = search(memory, text, as_of=at, limit=limit, known_at=known_at)
+    return _known({"as_of": format_rfc3339(at), "beliefs": beliefs_json(beliefs)}, known_at=known_at)
 
 
 def remember_view(result: RememberResult) -> dict[str, Any]:

@@ -32,6 +32,8 @@ class HistoryStep:
     replaced: tuple[PriorValue, ...] = ()
     # promoted_to (a note's history): (predicate, value, plan, promote record id)
     promoted_to: tuple[str, Value, str, str] | None = None
+    # when the store appended the step's event ("recorded at", beside ``at``, "said at")
+    recorded_at: int | None = None
 
     def describe(self) -> str:
         """A note's step that left for a typed predicate, in words (history, explain)."""
@@ -55,6 +57,7 @@ class HistoryStep:
             "via": self.via,
             "caused_by": self.caused_by,
             "replaced": [p.to_json() for p in self.replaced],
+            "recorded_at": format_rfc3339(self.recorded_at) if self.recorded_at is not None else None,
         }
         if self.promoted_to is not None:
             p, v, plan, rec = self.promoted_to
@@ -94,6 +97,7 @@ def _history_step(s: Step, predicate: str, timeline: Timeline) -> HistoryStep:
         caused_by=m.event.caused_by,
         replaced=_priors(s.withdrawn, predicate) if m.action == ASSERT else (),
         promoted_to=promoted_to,
+        recorded_at=m.event.recorded_at,
     )
 
 

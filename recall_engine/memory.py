@@ -31,6 +31,7 @@ from .records import (
 )
 from .registry import Definition, RegistryRecord
 from .storage.base import MAX_PAIR_EVENTS, Store
+from .storage.known import KnownAt
 from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
@@ -91,6 +92,7 @@ class Memory:
         self.match_threshold = match_threshold
         self._timeline: Timeline | None = None
         self._timeline_at = -1
+        self._registry_recorded = 0  # the latest recorded instant of the timeline's records
 
     # --- registry -----------------------------------------------------------
 
@@ -98,8 +100,10 @@ class Memory:
         """The registry timeline, re-read whenever the log has moved."""
         pos = self.store.position()
         if self._timeline is None or pos != self._timeline_at:
-            self._timeline = Timeline(readable_registry(self.store.registry_events())[0])
+            records = self.store.registry_events()
+            self._timeline = Timeline(readable_registry(records)[0])
             self._timeline_at = pos
+            self._registry_recorded = max((e.recorded_at or 0 for e in records), default=0)
         return self._timeline
 
     def registry_instant(self, tl: Timeline | None = None) -> int:
@@ -201,8 +205,40 @@ class Memory:
     def _as_of(self, as_of: int | None) -> int:
         return self.now() if as_of is None else as_of
 
-    def read_pair(self, subject: str, predicate: str, as_of: int | None = None) -> list[Belief]:
+    # --- the second time axis (docs/history-diff-explain.md, "Two time axes") ---
+
+    def known(self, known_at: int | None) -> Memory:
+        """This memory as a read at ``known_at`` saw it: only the statements and registry
+        records the log had recorded by then (the whole log for None).
+
+        A known-at read uses no cache: a fresh Memory over a filtered view, whose
+        registry timeline is built from the records recorded by ``known_at`` and dropped
+        with it. Caches are keyed by the log's position, which says nothing of ``known_at``.
+        One exception, which is not a cache of answers: when every registry record was
+        recorded by ``known_at``, the records known then are today's, and the timeline
+        (a pure function of them) is today's, so it is not built again.
+        """
+        if known_at is None:
+            return self
+        t = check_instant(known_at, "known_at")
+        then = Memory(KnownAt(self.store, t), now=self.now, match_threshold=self.match_threshold)
+        tl = self.timeline()
+        if self._registry_recorded <= t:
+            then._timeline, then._timeline_at = tl, self._timeline_at
+        return then
+
+    def _then(self, as_of: int | None, known_at: int) -> tuple[Memory, int]:
+        """The memory known at ``known_at`` and the valid instant of its read: ``as_of``,
+        or ``known_at`` itself ("what a read at that instant answered")."""
+        return self.known(known_at), known_at if as_of is None else as_of
+
+    def read_pair(
+        self, subject: str, predicate: str, as_of: int | None = None, known_at: int | None = None
+    ) -> list[Belief]:
         """An exact read: one pair folded at an instant, with `elsewhere`."""
+        if known_at is not None:
+            m, at = self._then(as_of, known_at)
+            return m.read_pair(subject, predicate, at)
         tl = self.timeline()
         s = normalize_subject(subject)
         p = self.resolve(predicate, tl)
@@ -227,8 +263,11 @@ class Memory:
         combined = attach_elsewhere([*beliefs, *extra])
         return combined[: len(beliefs)]
 
-    def profile(self, subject: str, as_of: int | None = None) -> list[Belief]:
+    def profile(self, subject: str, as_of: int | None = None, known_at: int | None = None) -> list[Belief]:
         """Everything believed about a subject at an instant, typed beliefs before notes."""
+        if known_at is not None:
+            m, at = self._then(as_of, known_at)
+            return m.profile(subject, at)
         tl = self.timeline()
         s = normalize_subject(subject)
         at = self._as_of(as_of)
@@ -251,13 +290,20 @@ class Memory:
             out.extend(fold(events, subject, p, tl, at))
         return out
 
-    def history(self, subject: str, predicate: str) -> tuple[str, str, list[HistoryStep]]:
+    def history(self, subject: str, predicate: str, known_at: int | None = None) -> tuple[str, str, list[HistoryStep]]:
+        if known_at is not None:
+            return self.known(known_at).history(subject, predicate)
         tl = self.timeline()
         s = normalize_subject(subject)
         p = self.resolve(predicate, tl)
         return s, p, history(self.pair_input(s, p, tl), s, p, tl)
 
-    def explain(self, subject: str, predicate: str, as_of: int | None = None) -> Explanation:
+    def explain(
+        self, subject: str, predicate: str, as_of: int | None = None, known_at: int | None = None
+    ) -> Explanation:
+        if known_at is not None:
+            m, at = self._then(as_of, known_at)
+            return m.explain(subject, predicate, at)
         tl = self.timeline()
         s = normalize_subject(subject)
         p = self.resolve(predicate, tl)
@@ -266,19 +312,33 @@ class Memory:
         x.beliefs[:] = self._with_elsewhere(s, x.beliefs, tl, at)
         return x
 
-    def diff(self, from_at: int, to_at: int | None = None, subject: str | None = None) -> list[Change]:
-        """Each pair whose answer differs between two instants."""
-        to = self._as_of(to_at)
+    def diff(
+        self,
+        from_at: int,
+        to_at: int | None = None,
+        subject: str | None = None,
+        *,
+        known_at: int | None = None,
+        known_to: int | None = None,
+    ) -> list[Change]:
+        """Each pair whose answer differs between two reads: as of ``from_at`` known at
+        ``known_at``, and as of ``to_at`` known at ``known_to`` (default ``known_at``).
+        A known instant of None reads the whole log; ``to_at`` defaults to the second
+        read's known instant, or now."""
+        known_after = known_at if known_to is None else known_to
+        then, later = self.known(known_at), self.known(known_after)
+        to = to_at if to_at is not None else self._as_of(known_after)
         subjects = [normalize_subject(subject)] if subject else [s for s, _ in self.store.subjects(limit=10**9)]
-        tl = self.timeline()
+        tl, tl_later = then.timeline(), later.timeline()
         out: list[Change] = []
         for s in subjects:
-            events = self.store.subject_events(s)
+            events = then.store.subject_events(s)
+            later_events = events if later is then else later.store.subject_events(s)
             before: dict[tuple[str, str], list[Value]] = {}
             after: dict[tuple[str, str], list[Value]] = {}
-            for b in self._fold_subject(s, events, tl, from_at):
+            for b in then._fold_subject(s, events, tl, from_at):
                 before.setdefault((s, b.predicate), []).append(b.value)
-            for b in self._fold_subject(s, events, tl, to):
+            for b in later._fold_subject(s, later_events, tl_later, to):
                 after.setdefault((s, b.predicate), []).append(b.value)
             out.extend(diff_answers(before, after))
         return out

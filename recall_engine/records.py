@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InvalidEvent
@@ -65,6 +65,10 @@ class Event:
     evidence_id: str = ""
     replaces: tuple[Replace, ...] = ()
     caused_by: str = ""
+    # When the store appended it (nanoseconds): store metadata, set by the store and
+    # given back by its reads; None on an event not read from a store. Not part of the
+    # id, the JSON form, a digest or equality (docs/storage.md, "Recorded instants").
+    recorded_at: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -217,10 +221,17 @@ def _checked_name(eid: object, field: str, text: str) -> None:
         raise _bad(eid, f"{field} ({problem})")
 
 
-def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources: tuple[str, ...] = SOURCES) -> Event:
+def decode_event(
+    obj: object,
+    *,
+    observed_at: int | None = None,
+    allowed_sources: tuple[str, ...] = SOURCES,
+    recorded_at: int | None = None,
+) -> Event:
     """Strictly decode one event from its JSON form; an invalid event names its field.
 
-    ``observed_at`` may be given when the store keeps the instant in its own column.
+    ``observed_at`` may be given when the store keeps the instant in its own column;
+    ``recorded_at`` is the store's own column (never in the JSON form).
     """
     if not isinstance(obj, dict):
         raise InvalidEvent(f"event must be a JSON object, got {type(obj).__name__}")
@@ -313,6 +324,7 @@ def decode_event(obj: object, *, observed_at: int | None = None, allowed_sources
         evidence_id,
         replaces,
         caused_by,
+        recorded_at,
     )
 
 

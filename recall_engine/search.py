@@ -35,13 +35,17 @@ ROUTED_EVENTS = 50  # each is embedded once (then cached): a first search stays 
 ROUTE_FLOOR = 0.3  # a predicate this far from the question is not about it
 
 
-def search(memory: Memory, text: str, *, as_of: int | None = None, limit: int = 10) -> list[Belief]:
+def search(
+    memory: Memory, text: str, *, as_of: int | None = None, limit: int = 10, known_at: int | None = None
+) -> list[Belief]:
     if not isinstance(text, str) or not text.strip():
         raise InvalidInput("search needs some text")
     if len(text.encode()) > 32 * 1024:
         raise InvalidInput("search text must be at most 32768 bytes")
     if limit < 1 or limit > MAX_BELIEFS:
         raise InvalidInput(f"limit must be between 1 and {MAX_BELIEFS}, got {limit}")
+    if known_at is not None:  # what a search at known_at found (docs/history-diff-explain.md)
+        memory, as_of = memory.known(known_at), known_at if as_of is None else as_of
     at = memory.now() if as_of is None else as_of
     store = memory.store
     width = max(limit * 4, 20)

@@ -109,7 +109,18 @@ ACTIONS: tuple[Action, ...] = (
         "a",
         show=False,
     ),
-    Action(APP, "clear_as_of", "Back to now", "Clear the as-of instant: answers as of now", "n", show=False),
+    Action(
+        APP,
+        "focus_known_at",
+        "Set the known-at instant",
+        "History, explain and diff answer as a read then did: only what was recorded by then (blank: everything)",
+        "K",
+        show=False,
+        words="recorded answered given then",
+    ),
+    Action(
+        APP, "clear_as_of", "Back to now", "Clear the as-of and known-at instants: answers as of now", "n", show=False
+    ),
     Action(
         APP, "refresh", "Refresh", "Re-read the store (another process may have written)", "ctrl+r", "^r", show=False
     ),
@@ -123,6 +134,14 @@ ACTIONS: tuple[Action, ...] = (
     ),
     # --- history ---
     Action("history", "explain", "Explain this pair", "Why the pair answers what it answers at the as-of instant", "e"),
+    Action(
+        "history",
+        "answer_then",
+        "Answer as given then",
+        "Explain the answer a read gave right after the highlighted step was recorded (known at and as of then)",
+        "g",
+        show=False,
+    ),
     # --- diff ---
     Action("diff", "edit", "Type the instants", "Focus From (then To and the subject; Enter compares)", "i"),
     Action("diff", "compare", "Compare two instants", "Every answer that differs between From and To", "c"),

@@ -44,6 +44,7 @@ class RecallApp(ServiceCalls, App[None]):
     BINDINGS = bindings(APP)
 
     as_of: reactive[int | None] = reactive(None, init=False)
+    known_at: reactive[int | None] = reactive(None, init=False)
 
     def __init__(
         self,
@@ -180,6 +181,9 @@ class RecallApp(ServiceCalls, App[None]):
     def watch_as_of(self, at: int | None) -> None:
         self.main.as_of_changed(at)
 
+    def watch_known_at(self, at: int | None) -> None:
+        self.main.known_at_changed(at)
+
     def action_show_view(self, name: str) -> None:
         self.main.show_view(name)
 
@@ -200,8 +204,12 @@ class RecallApp(ServiceCalls, App[None]):
     def action_focus_as_of(self) -> None:
         self.main.set_focus(self.main.query_one("#as-of"))
 
+    def action_focus_known_at(self) -> None:
+        self.main.show_known_at(focus=True)
+
     def action_clear_as_of(self) -> None:
         self.as_of = None
+        self.known_at = None
 
     def action_refresh(self) -> None:
         if self.session is None:

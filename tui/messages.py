@@ -20,6 +20,8 @@ class Selection:
     subject: str | None = None
     predicate: str | None = None
     as_of: int | None = None  # None: now
+    # history, explain and diff: only what the store had recorded by then (None: the whole log)
+    known_at: int | None = None
 
 
 class SubjectChosen(Message):

@@ -80,6 +80,15 @@ def state(ctx: typer.Context) -> State:
 AsOf = Annotated[
     str | None, typer.Option("--as-of", metavar="T", help="RFC3339 time or a day (midnight UTC); default now.")
 ]
+KnownAt = Annotated[
+    str | None,
+    typer.Option(
+        "--known-at",
+        metavar="T",
+        help="Answer as a read at T did: only what the store had recorded by T (RFC3339 or a day); "
+        "--as-of defaults to T.",
+    ),
+]
 CompareAsOf = Annotated[
     str | None,
     typer.Option("--as-of", metavar="T", help="Also compare the answers at this instant (RFC3339 or a day)."),

@@ -45,6 +45,9 @@ class Envelope:
     events: list[Any]
     digest: str
     fingerprints: dict[str, dict[str, str]]
+    # ours: when the exporting store recorded each event and registry event (ids to
+    # nanoseconds), or None when the bundle was exported without them (docs/audit.md)
+    recorded: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -326,12 +326,19 @@ def bundle_checksum_v2(
     events_digest: str,
     registry: Mapping[str, Mapping[str, Any]],
     registry_log_digest: str,
+    recorded: Mapping[str, int] | None = None,
 ) -> str:
-    """Our ``sha256:audit-v2:`` checksum: every field of the bundle except fingerprints and digest."""
+    """Our ``sha256:audit-v2:`` checksum: every field of the bundle except fingerprints and
+    digest. ``recorded`` (the optional ``recorded_at``) adds its entries by id; a bundle
+    without it checksums as before it existed."""
     parts = _header(
         version, event_version, fold_version, scope_subject, scope_predicate, as_of, events_digest, len(registry)
     )
     for name in sorted(registry):
         parts.append(registry_entry_encoding_v2(name, registry[name]))
     parts += [field("registry-log"), field(registry_log_digest)]
+    if recorded is not None:
+        parts += [field("recorded-at"), field(str(len(recorded)))]
+        for eid in sorted(recorded):
+            parts += [field(eid, "recorded_at id"), field(format_fixed(recorded[eid]))]
     return PREFIX_AUDIT_V2 + hashlib.sha256(b"".join(parts)).hexdigest()

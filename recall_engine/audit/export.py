@@ -47,6 +47,7 @@ def build_bundle(
     as_of: int,
     scope_subject: str = "",
     scope_predicate: str = "",
+    recorded: bool = False,
 ) -> dict[str, Any]:
     """A ``recall-audit-v2`` bundle of the histories in scope at an explicit instant.
 
@@ -54,7 +55,9 @@ def build_bundle(
     events plus those that bear on the scope); the bundle keeps every event of the
     scope's pairs under every name that resolves to them, promoted notes, and the
     events of the same subjects that bear on them through excludes or ``replaces``,
-    including events after ``as_of``. Reserved pairs are left out. More than 10,000
+    including events after ``as_of``. Reserved pairs are left out. ``recorded`` adds
+    ``recorded_at``, when the store recorded each event and registry event (events read
+    from a store carry it), so a replay can answer as known at an instant. More than 10,000
     events in scope is refused (nothing is truncated). The bundle is verified before
     it is returned, so an export never writes a bundle that does not verify.
     """
@@ -98,6 +101,13 @@ def build_bundle(
                 f"narrow the scope by subject or predicate: nothing was exported"
             )
     registry = registry_view(timeline)
+    instants: dict[str, int] | None = None
+    if recorded:
+        instants = {}
+        for e in (*kept, *log):
+            if e.recorded_at is None:
+                raise AuditError(f"event {q(e.id)} carries no recorded instant (it was not read from a store)")
+            instants[e.id] = e.recorded_at
     events_digest = digest_v4(kept)
     log_digest = digest_v4(log)
     checksum = bundle_checksum_v2(
@@ -110,6 +120,7 @@ def build_bundle(
         events_digest=events_digest,
         registry=registry,
         registry_log_digest=log_digest,
+        recorded=instants,
     )
     bundle: dict[str, Any] = {
         "version": AUDIT_V2,
@@ -126,6 +137,8 @@ def build_bundle(
         },
         "digest": checksum,
     }
+    if instants is not None:
+        bundle["recorded_at"] = {eid: format_fixed(instants[eid]) for eid in sorted(instants)}
     try:
         verify(bundle)
     except AuditError as err:

@@ -203,4 +203,20 @@ def envelope(raw: Mapping[str, Any]) -> Envelope:
         events=_list_field(raw, "events"),
         digest=_str_field(raw, "digest"),
         fingerprints=fingerprints,
+        recorded=_recorded(raw.get("recorded_at")),
     )
+
+
+def _recorded(v: Any) -> dict[str, int] | None:
+    """``recorded_at``: event ids to the instants their store recorded them."""
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise AuditError("decode audit: recorded_at must map event ids to RFC3339 instants")
+    out: dict[str, int] = {}
+    for eid, t in v.items():
+        at = _parse_as_of(t) if isinstance(t, str) and t else None
+        if at is None:
+            raise AuditError(f"decode audit: recorded_at of event {q(eid)} must be an RFC3339 instant")
+        out[eid] = at
+    return out

@@ -39,7 +39,7 @@ class OursV2:
     """``recall-audit-v2``: every field checksummed, every event fingerprinted."""
 
     version: str = AUDIT_V2
-    envelope_fields: tuple[str, ...] = GO_ENVELOPE_FIELDS + ("fingerprints",)
+    envelope_fields: tuple[str, ...] = GO_ENVELOPE_FIELDS + ("fingerprints", "recorded_at")
     definition_fields: tuple[str, ...] = DEF_FIELDS
     event_fields: frozenset[str] = GO_EVENT_FIELDS | {"replaces", "caused_by"}
     sources: tuple[str, ...] = SOURCES
@@ -76,6 +76,7 @@ class OursV2:
         _check_scope(env, timeline, events)  # 5
         _check_fingerprints(env.fingerprints["events"], events, "event")
         _check_fingerprints(env.fingerprints["registry_log"], log, "registry event")
+        _check_recorded(env.recorded, events, log)
         return Checked(timeline=timeline, registry=dict(timeline.predicates()), hint=_HINT)
 
     def checksum(self, env: Envelope, events_digest: str, log_digest: str | None) -> str:
@@ -90,6 +91,7 @@ class OursV2:
             events_digest=events_digest,
             registry=env.registry,
             registry_log_digest=log_digest,
+            recorded=env.recorded,
         )
 
     def replay_events(self, events: Sequence[Event]) -> tuple[list[Event], dict[str, Event]]:
@@ -159,6 +161,19 @@ def _check_scope(env: Envelope, timeline: Timeline, events: Sequence[Event]) -> 
             raise AuditError(f"event {q(e.id)} predicate is not in registry")
         if e.value is not None and storage_class_of(e.value) != d.storage_class:
             raise class_error(e, owner, d)
+
+
+def _check_recorded(recorded: Mapping[str, int] | None, events: Sequence[Event], log: Sequence[Event]) -> None:
+    """``recorded_at``, when present, names every event and registry event, and nothing else."""
+    if recorded is None:
+        return
+    ids = {e.id for e in (*events, *log)}
+    for eid in recorded:
+        if eid not in ids:
+            raise AuditError(f"recorded_at names {q(eid)}, which is not an event of the bundle")
+    for e in (*events, *log):
+        if e.id not in recorded:
+            raise AuditError(f"event {q(e.id)} has no recorded_at; a bundle records every event's or none")
 
 
 def _check_fingerprints(expected: Mapping[str, str], events: Sequence[Event], what: str) -> None:

@@ -7,7 +7,7 @@ format (``BundleFormat``) what it requires, and the first failure is named.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from typing import Any
 
@@ -130,6 +130,9 @@ def verify(bundle: dict | str | bytes | bytearray, *, digest: str | None = None)
             f"digest mismatch: the bundle's digest {q(env.digest)} differs from the expected {q(digest)}"
         )
     assert env.as_of is not None
+    if env.recorded is not None:  # the exporting store's recorded instants, checksummed above
+        events = [replace(e, recorded_at=env.recorded[e.id]) for e in events]
+        log = [replace(e, recorded_at=env.recorded[e.id]) for e in log]
     return VerifyResult(
         valid=True,
         digest=env.digest,

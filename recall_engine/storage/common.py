@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from ..errors import IncompleteHistory
 
 # The schema version this release writes (models.py defines the schema and its upgrades)
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: events.recorded_at
 APPEND_ONLY = "events are append-only"  # what the database says to an UPDATE or DELETE
 
 MAX_REGISTRY_EVENTS = 100_000
@@ -32,6 +32,13 @@ def unique(items: Iterable[str]) -> list[str]:
 def refused(what: str, limit: int) -> IncompleteHistory:
     """A listing past its limit: refused, never truncated (base.py)."""
     return IncompleteHistory(f"{what} more than {limit} events (the limit); the read is refused rather than truncated")
+
+
+def recorded_instant(now: int, last: int | None) -> int:
+    """The recorded instant of an append: the clock, moved after the collection's
+    previous append, so recorded instants grow with positions even when the clock steps
+    back and two appends never share one (docs/storage.md, "Recorded instants")."""
+    return now if last is None else max(now, last + 1)
 
 
 def pair_name(subject: str, predicates: Sequence[str]) -> str:

@@ -21,11 +21,11 @@ class RowDecoder:
     def __init__(self, collection: str, memo_max: int) -> None:
         self.collection = collection
         self.memo_max = memo_max
-        self._memo: dict[int, tuple[str, int, str, Event]] = {}
+        self._memo: dict[int, tuple[str, int, str, int, Event]] = {}
         self._lock = threading.Lock()
 
     def decode(self, rows: Iterable[tuple], memo: bool = True) -> list[Event]:
-        """Decode (position, id, observed_at, body) rows; one bad row fails the whole read."""
+        """Decode (position, id, observed_at, body, recorded_at) rows; one bad row fails the whole read."""
         cache = self._memo if memo and self.memo_max else None
         get = cache.get if cache is not None else (lambda _p: None)
         loads = json.loads
@@ -33,16 +33,16 @@ class RowDecoder:
         append = out.append
         eid = pos = None
         try:
-            for pos, eid, at, body in rows:
+            for pos, eid, at, body, rec in rows:
                 hit = get(pos)
-                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at:
-                    append(hit[3])
+                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at and hit[3] == rec:
+                    append(hit[4])
                     continue
-                ev = decode_event(loads(body), observed_at=at)
+                ev = decode_event(loads(body), observed_at=at, recorded_at=rec)
                 if ev.id != eid:
                     raise InvalidEvent(f"its body holds the id {ev.id!r}")
                 if cache is not None:
-                    cache[pos] = (eid, at, body, ev)
+                    cache[pos] = (eid, at, body, rec, ev)
                 append(ev)
         except (InvalidEvent, ValueError, TypeError) as e:
             raise self.corrupt(eid, e, pos) from None

@@ -114,6 +114,10 @@ class EventRow(_Table, table=True):
         sa_column_kwargs=PG_ONLY,
     )
     vec: list[float] = Field(sa_type=Vector(DIMENSIONS), sa_column_kwargs=PG_ONLY)
+    # when the store appended it (nanoseconds; docs/storage.md, "Recorded instants"). The
+    # store always writes it; the default exists because SQLite adds a NOT NULL column to
+    # a table only with one (the version 3 upgrade), and a new store has the same column.
+    recorded_at: int = Field(sa_type=BIGINT, sa_column_kwargs={"server_default": text("0")})
 
 
 class EventReplace(_Table, table=True):
@@ -216,17 +220,51 @@ def _v1_to_v2(dialect: str) -> list[str]:
     ]
 
 
+def _v2_to_v3(dialect: str, now: int) -> list[str]:
+    """Version 3: ``events.recorded_at``, the instant the store appended the event. When
+    older events were appended is not known; each gets the latest statement instant of its
+    collection's log up to it (a statement is never appended before the instant it says it
+    was made, nor before the events ahead of it in the log), never later than the upgrade
+    itself (``now``): the earliest instant the log allows, growing with positions
+    (docs/storage.md, "Recorded instants")."""
+    now = int(now)  # an integer from the clock, never user text
+    fill = (
+        "SET recorded_at = {least}(r.upto, {now}) FROM (SELECT position, MAX(observed_at) OVER "
+        "(PARTITION BY collection_id ORDER BY position) AS upto FROM {events}) AS r WHERE {alias}.position = r.position"
+    )
+    if dialect == "sqlite":
+        no_update = next(s for s in lite.TRIGGERS if s.startswith("CREATE TRIGGER events_no_update "))
+        return [
+            "DROP TRIGGER events_no_update",
+            "ALTER TABLE events ADD COLUMN recorded_at INTEGER NOT NULL DEFAULT 0",
+            "UPDATE events " + fill.format(least="MIN", now=now, events="events", alias="events"),
+            no_update,
+        ]
+    return [
+        "ALTER TABLE recall.events ADD COLUMN recorded_at BIGINT DEFAULT 0 NOT NULL",
+        # the one UPDATE the log ever takes: the trigger and the revoked privilege refuse
+        # it otherwise, and both are back before the transaction commits
+        "ALTER TABLE recall.events DISABLE TRIGGER events_append_only",
+        "GRANT UPDATE ON recall.events TO CURRENT_USER",
+        "UPDATE recall.events AS e " + fill.format(least="LEAST", now=now, events="recall.events", alias="e"),
+        "REVOKE UPDATE ON recall.events FROM CURRENT_USER",
+        "ALTER TABLE recall.events ENABLE TRIGGER events_append_only",
+    ]
+
+
 # UPGRADES[v] takes a store from version v to v + 1 (version 0 is an empty database,
-# built at the current version at once by create_statements).
-UPGRADES = {1: _v1_to_v2}
+# built at the current version at once by create_statements); each takes the dialect
+# and the instant of the upgrade.
+UPGRADES = {1: lambda dialect, now: _v1_to_v2(dialect), 2: _v2_to_v3}
 assert sorted(UPGRADES) == list(range(1, SCHEMA_VERSION)), "one upgrade per earlier version"
 
 
-def upgrade_statements(version: int, dialect: str) -> list[str]:
-    """The DDL that takes a store at ``version`` (0: empty) to ``SCHEMA_VERSION``."""
+def upgrade_statements(version: int, dialect: str, now: int) -> list[str]:
+    """The DDL that takes a store at ``version`` (0: empty) to ``SCHEMA_VERSION``, run
+    at the instant ``now``."""
     if version == 0:
         return create_statements(dialect)
     out: list[str] = []
     for v in range(version, SCHEMA_VERSION):
-        out += UPGRADES[v](dialect)
+        out += UPGRADES[v](dialect, now)
     return out

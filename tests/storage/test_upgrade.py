@@ -21,6 +21,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from recall_engine import clock
 from recall_engine.errors import StorageError
 from recall_engine.instants import parse_instant
 from recall_engine.records import Replace, make_event
@@ -39,7 +40,7 @@ def recorded(name: str) -> dict:
 
 def test_the_schema_version_moved_on_since_the_fixtures():
     # the fixtures test an upgrade only while they are older than the current schema
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
 
 
 # --- SQLite ----------------------------------------------------------------------
@@ -64,6 +65,42 @@ def test_a_version_1_sqlite_store_upgrades_and_answers_the_same(v1_file: Path):
     assert _version(v1_file) == SCHEMA_VERSION
     with open_backend(str(v1_file), read_only=True) as backend:  # and again, already upgraded
         assert backend_answers(backend) == recorded("sqlite-v1-answers.json.gz")
+
+
+def _expected_recorded(rows: list[tuple[int, int, int]], upgraded_at: int) -> dict[int, int]:
+    """Version 3's choice for events appended before it (models._v2_to_v3): the latest
+    statement instant of the collection's log up to the event, never after the upgrade."""
+    out: dict[int, int] = {}
+    upto: dict[int, int] = {}
+    for position, collection, observed in sorted(rows):
+        upto[collection] = max(upto.get(collection, observed), observed)
+        out[position] = min(upto[collection], upgraded_at)
+    return out
+
+
+def test_an_upgraded_sqlite_store_gives_old_events_a_recorded_instant(v1_file: Path, monkeypatch):
+    with sqlite3.connect(v1_file) as conn:
+        rows = conn.execute("SELECT position, collection_id, observed_at FROM events").fetchall()
+    # the upgrade instant falls inside the demo's statements, so the cap is exercised too
+    instants = sorted(r[2] for r in rows)
+    upgraded_at = instants[len(instants) // 2]
+    monkeypatch.setattr(clock, "now_ns", lambda: upgraded_at)
+    open_backend(str(v1_file)).close()
+    with sqlite3.connect(v1_file) as conn:
+        got = dict(conn.execute("SELECT position, recorded_at FROM events").fetchall())
+    want = _expected_recorded(rows, upgraded_at)
+    assert got == want
+    assert any(v == upgraded_at for v in got.values()) and any(v < upgraded_at for v in got.values())
+    # the next append is recorded after every old event, though the clock is behind them
+    monkeypatch.setattr(clock, "now_ns", lambda: instants[0])
+    with open_backend(str(v1_file)) as backend:
+        store = backend.store("memories")
+        store.append([make_event("user", "uses_editor", "helix", T0)])
+        last = list(store.all_events())[-1]
+        old = max(v for p, v in want.items() if p < store.position())
+        assert last.recorded_at == old + 1
+    with sqlite3.connect(v1_file) as conn, pytest.raises(sqlite3.IntegrityError, match="events are append-only"):
+        conn.execute("UPDATE events SET recorded_at = 0")
 
 
 def test_a_version_1_sqlite_store_is_not_upgraded_read_only(v1_file: Path):
@@ -193,13 +230,18 @@ def _catalog(url: str) -> dict:
 
 
 @pytest.mark.postgres
-def test_a_version_1_postgres_store_upgrades_and_answers_the_same(pg_url: str):
+def test_a_version_1_postgres_store_upgrades_and_answers_the_same(pg_url: str, monkeypatch):
     from tests.pg_server import fresh_database
 
     url = fresh_database(pg_url, f"upgrade{os.getpid()}")
     _load_v1_dump(url)
     with pytest.raises(StorageError, match="has schema version 1, older than this release uses"):
         open_backend(url, read_only=True)
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT position, collection_id, observed_at FROM recall.events").fetchall()
+    instants = sorted(r[2] for r in rows)
+    upgraded_at = instants[len(instants) // 2]
+    monkeypatch.setattr(clock, "now_ns", lambda: upgraded_at)
     with open_backend(url) as backend:
         assert backend_answers(backend) == recorded("postgres-v1-answers.json.gz")
         store = backend.store("memories")
@@ -208,6 +250,13 @@ def test_a_version_1_postgres_store_upgrades_and_answers_the_same(pg_url: str):
         assert new.id in [e.id for e in store.replacing_events("user", ["prefers_editor"])]
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM recall.schema_meta").fetchone()[0] == SCHEMA_VERSION
+        got = dict(conn.execute("SELECT position, recorded_at FROM recall.events").fetchall())
+        with pytest.raises(psycopg.Error, match="events are append-only"):
+            conn.execute("UPDATE recall.events SET recorded_at = 0")
+    want = _expected_recorded(rows, upgraded_at)
+    top = max(want)
+    assert {p: v for p, v in got.items() if p in want} == want
+    assert [v for p, v in got.items() if p > top] == [max(want.values()) + 1]  # the clock is behind them
 
     fresh = fresh_database(pg_url, f"upgradefresh{os.getpid()}")
     open_backend(fresh).close()

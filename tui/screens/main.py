@@ -63,6 +63,9 @@ class MainScreen(AppNode, Screen[None]):
             yield Input(placeholder="/ search memory", id="search", compact=True)
             yield Label("as of", classes="bar-label")
             yield Input(placeholder="blank: now (a)", id="as-of", compact=True)
+            # shown once used (K): history, explain and diff answer as a read then did
+            yield Label("known at", id="known-at-label", classes="bar-label")
+            yield Input(placeholder="blank: everything (K)", id="known-at", compact=True)
             yield Label("no plan staged", id="plan-badge")
         with Horizontal(id="body"):
             yield SubjectList(id="sidebar")
@@ -90,6 +93,8 @@ class MainScreen(AppNode, Screen[None]):
         # number keys switch views; the tab strips stay out of the focus chain so Tab moves between lists
         for tabs in self.query(Tabs):
             tabs.can_focus = False
+        for node in (self.query_one("#known-at-label"), self.query_one("#known-at")):
+            node.display = False  # until a known-at instant is asked for (K, or a history step's g)
         self.app.open_session()
 
     NARROW = 100  # below this many columns the subjects start hidden (b shows them)
@@ -133,7 +138,7 @@ class MainScreen(AppNode, Screen[None]):
 
     @property
     def selection(self) -> Selection:
-        return Selection(self.subject, self.predicate, self.app.as_of)
+        return Selection(self.subject, self.predicate, self.app.as_of, self.app.known_at)
 
     def view(self, name: str) -> Any:
         """A view by name (each view has its own class; callers know which they asked for)."""
@@ -297,17 +302,36 @@ class MainScreen(AppNode, Screen[None]):
             self.show_view("pairs")
             self.view("pairs").search(event.value)
             return
-        if event.input.id != "as-of":
+        if event.input.id not in ("as-of", "known-at"):
             return
         event.stop()
         raw = event.value.strip()
         try:
-            at = parse_instant(raw, what="as of") if raw else None
+            at = parse_instant(raw, what=event.input.id.replace("-", " ")) if raw else None
         except Exception as exc:
             self.app.report_error(exc)
             return
-        self.app.as_of = at
+        if event.input.id == "as-of":
+            self.app.as_of = at
+        else:
+            self.app.known_at = at
         self.focus_active()
+
+    def show_known_at(self, focus: bool = False) -> None:
+        for node in (self.query_one("#known-at-label"), self.query_one("#known-at")):
+            node.display = True
+        if focus:
+            self.set_focus(self.query_one("#known-at"))
+
+    def known_at_changed(self, at: int | None) -> None:
+        box = self.query_one("#known-at", Input)
+        if at is None:
+            box.value = ""
+        else:
+            self.show_known_at()
+            if box.value.strip() != fmt.instant(at):  # set from elsewhere (a history step): show it
+                box.value = fmt.instant(at)
+        self.invalidate("history", "explain", "diff")
 
     def as_of_changed(self, at: int | None) -> None:
         box = self.query_one("#as-of", Input)

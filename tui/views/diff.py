@@ -22,6 +22,7 @@ class DiffView(ServiceCalls, Vertical):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.changes: list[Change] = []
+        self.known_at: int | None = None  # both sides as known at (the top bar's known at)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="diff-bar", classes="bar"):
@@ -45,6 +46,7 @@ class DiffView(ServiceCalls, Vertical):
         self.query_one("#diff-loading").display = False
 
     def refresh_data(self, sel: Selection) -> None:
+        self.known_at = sel.known_at
         subject = sel.subject
         box = self.query_one("#diff-subject", Input)
         if subject and not box.value and not self.changes:
@@ -75,6 +77,8 @@ class DiffView(ServiceCalls, Vertical):
             return
         memory = self.app.memory
         where = subject or "the whole store"
+        if self.known_at is not None:
+            where += f", known at {fmt.instant(self.known_at)}"
         self.query_one("#diff-summary", Label).update(
             f"Comparing {fmt.esc(where)} between {fmt.instant(start)} and {fmt.instant(end)}…"
         )
@@ -84,6 +88,7 @@ class DiffView(ServiceCalls, Vertical):
             start,
             end,
             subject,
+            known_at=self.known_at,
             then=lambda ch: self._show(ch, start, end, where),
             failed=lambda _: self._done(),
             group="diff",

@@ -145,17 +145,21 @@ class ExplainView(ServiceCalls, Vertical):
             subject,
             predicate,
             sel.as_of,
-            then=lambda data: self._show(data, on_shown),
+            sel.known_at,
+            then=lambda data: self._show(data, on_shown, sel.known_at),
             failed=lambda _: on_shown and on_shown(),
             group="explain",
         )
 
-    def _show(self, a: AnswerExplanation, on_shown: Callable[[], None] | None = None) -> None:
+    def _show(
+        self, a: AnswerExplanation, on_shown: Callable[[], None] | None = None, known_at: int | None = None
+    ) -> None:
         self.data = a
         x = a.explanation
+        known = f", as answered by a read known at {fmt.instant(known_at)}" if known_at is not None else ""
         self.query_one("#explain-title", Label).update(
             f"Why [b]{fmt.esc(x.subject)}[/b] · [b]{fmt.esc(x.predicate)}[/b] answers what it does, "
-            f"as of {fmt.instant(x.at)}"
+            f"as of {fmt.instant(x.at)}{known}"
         )
         self.query_one("#explain-body", Static).update(render_explanation(a))
         if on_shown is not None:

@@ -102,18 +102,32 @@ class HistoryView(ServiceCalls, Vertical):
             subject,
             predicate,
             sel.as_of,
-            then=lambda data: self._show(data, sel.as_of, on_shown),
+            sel.known_at,
+            then=lambda data: self._show(data, sel.as_of, on_shown, sel.known_at),
             failed=lambda _: on_shown and on_shown(),
             group="history",
         )
 
-    def _show(self, h: PairHistory, as_of: int | None, on_shown: Callable[[], None] | None = None) -> None:
+    def _show(
+        self,
+        h: PairHistory,
+        as_of: int | None,
+        on_shown: Callable[[], None] | None = None,
+        known_at: int | None = None,
+    ) -> None:
         self.data = h
+        known = f", the steps recorded by {fmt.instant(known_at)}" if known_at is not None else ""
         self.query_one("#history-title", Label).update(
             f"[b]{fmt.esc(h.subject)}[/b] · [b]{fmt.esc(h.predicate)}[/b] — {len(h.steps)} step(s), oldest first"
+            + known
         )
         answer = Text("answer as of ", style="dim")
+        if as_of is None and known_at is not None:
+            as_of = known_at  # a read at that instant
         answer.append(fmt.instant(as_of), style="bold yellow" if as_of is not None else "bold")
+        if known_at is not None:
+            answer.append(" known at ", style="dim")
+            answer.append(fmt.instant(known_at), style="bold yellow")
         answer.append(": ")
         answer.append(fmt.values(h.answer), style="bold green")
         answer.append("   (re-folded at that instant; set it with a)", style="dim")
@@ -132,4 +146,16 @@ class HistoryView(ServiceCalls, Vertical):
             on_shown()
 
     def action_explain(self) -> None:
+        self.post_message(ShowView("explain"))
+
+    def action_answer_then(self) -> None:
+        """The answer as given right after the highlighted step was recorded: known at and
+        as of its recorded instant, explained (docs/history-diff-explain.md)."""
+        if self.data is None or not self.data.steps:
+            return
+        step = self.data.steps[self.query_one(StepTable).cursor_row]
+        if step.recorded_at is None:
+            return
+        self.app.as_of = step.recorded_at
+        self.app.known_at = step.recorded_at
         self.post_message(ShowView("explain"))

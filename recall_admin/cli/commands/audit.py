@@ -32,6 +32,10 @@ def register(app: typer.Typer) -> None:
         output_file: Annotated[
             str | None, typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default stdout).")
         ] = None,
+        recorded: Annotated[
+            bool,
+            typer.Option("--recorded", help="Carry when the store recorded each event, for `audit replay --known-at`."),
+        ] = False,
     ) -> None:
         """A bundle of the complete histories in scope, with the registry and a digest."""
         import json
@@ -43,7 +47,9 @@ def register(app: typer.Typer) -> None:
 
         st = state(ctx)
         s = st.session(create=False)
-        bundle = export_bundle(s.memory, subject=subject, predicate=predicate, as_of=instant(as_of, "--as-of"))
+        bundle = export_bundle(
+            s.memory, subject=subject, predicate=predicate, as_of=instant(as_of, "--as-of"), recorded=recorded
+        )
         if output_file:
             Path(output_file).write_bytes(encode_bundle(bundle))
             st.output.emit(
@@ -72,18 +78,27 @@ def register(app: typer.Typer) -> None:
         file: Bundle,
         notes: Annotated[bool, typer.Option("--notes", help="Keep only notes.")] = False,
         digest: Digest = None,
+        known_at: Annotated[
+            str | None,
+            typer.Option(
+                "--known-at", metavar="T", help="Only what the exporting store had recorded by T (--recorded bundles)."
+            ),
+        ] = None,
     ) -> None:
         """The beliefs the bundle's events give at its as_of instant, offline."""
         from recall_engine.audit import replay, verify
         from recall_engine.instants import format_rfc3339
 
         from ...audit_io import read_bundle
+        from ...inputs import instant
 
+        known = instant(known_at, "--known-at")
         result = verify(read_bundle(file), digest=digest)
-        beliefs = replay(result, notes_only=notes)
-        state(ctx).output.emit(
-            {"as_of": format_rfc3339(result.as_of), "beliefs": [b.to_json() for b in beliefs]}, render_replay
-        )
+        beliefs = replay(result, notes_only=notes, known_at=known)
+        data = {"as_of": format_rfc3339(result.as_of), "beliefs": [b.to_json() for b in beliefs]}
+        if known is not None:
+            data["known_at"] = format_rfc3339(known)
+        state(ctx).output.emit(data, render_replay)
 
     @audit_app.command("import")
     def audit_import(ctx: typer.Context, file: Bundle) -> None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 import typer
 
-from ..options import AsOf, state
+from ..options import AsOf, KnownAt, state
 from ..render.memory import (
     render_beliefs,
     render_diff,
@@ -144,14 +145,15 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Argument(metavar="PREDICATE", help="Omit for every pair of the subject.")
         ] = None,
         as_of: AsOf = None,
+        known_at: KnownAt = None,
     ) -> None:
         """What is believed about a subject (one pair, or all of them) at an instant."""
         from ...inputs import instant
         from ...views import recall_view
 
-        when = instant(as_of, "--as-of")
+        when, known = instant(as_of, "--as-of"), instant(known_at, "--known-at")
         m = state(ctx).session().memory
-        state(ctx).output.emit(recall_view(m, subject, predicate, when), render_beliefs)
+        state(ctx).output.emit(recall_view(m, subject, predicate, when, known), render_beliefs)
 
     @app.command(rich_help_panel="Memory")
     def search(
@@ -161,42 +163,87 @@ def register(app: typer.Typer) -> None:
         ],
         as_of: AsOf = None,
         limit: Annotated[int, typer.Option("--limit", metavar="N", help="At most this many beliefs.")] = 10,
+        known_at: KnownAt = None,
     ) -> None:
         """Search beliefs by meaning and keywords; each hit answers with what its pair holds."""
         from ...inputs import instant
         from ...views import search_view
 
-        when = instant(as_of, "--as-of")
+        when, known = instant(as_of, "--as-of"), instant(known_at, "--known-at")
         m = state(ctx).session().memory
-        state(ctx).output.emit(search_view(m, text, when, limit), render_beliefs)
+        state(ctx).output.emit(search_view(m, text, when, limit, known), render_beliefs)
 
     @app.command(rich_help_panel="Memory")
     def history(
         ctx: typer.Context,
         subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
         predicate: Annotated[str, typer.Argument(metavar="PREDICATE")],
+        known_at: Annotated[
+            str | None,
+            typer.Option("--known-at", metavar="T", help="Only the steps the store had recorded by T."),
+        ] = None,
+        recorded: Annotated[
+            bool, typer.Option("--recorded", help="Show when each step was recorded beside when it was said.")
+        ] = False,
     ) -> None:
         """Every event of a pair, oldest first, with what was believed before and after it."""
+        from ...inputs import instant
         from ...views import history_view
 
+        known = instant(known_at, "--known-at")
         m = state(ctx).session().memory
-        state(ctx).output.emit(history_view(m, subject, predicate), render_history)
+        view = history_view(m, subject, predicate, known)
+        state(ctx).output.emit(view, functools.partial(render_history, recorded=recorded))
 
     @app.command(rich_help_panel="Memory")
     def diff(
         ctx: typer.Context,
-        from_: Annotated[str, typer.Option("--from", metavar="T", help="The earlier instant.")],
+        from_: Annotated[str | None, typer.Option("--from", metavar="T", help="The earlier instant.")] = None,
         to: Annotated[str | None, typer.Option("--to", metavar="T", help="The later instant (default now).")] = None,
         subject: Annotated[str | None, typer.Option("--subject", metavar="S", help="Only this subject.")] = None,
+        as_of: Annotated[
+            str | None,
+            typer.Option("--as-of", metavar="T", help="One valid instant for both sides (instead of --from/--to)."),
+        ] = None,
+        known_at: Annotated[
+            str | None,
+            typer.Option("--known-at", metavar="T", help="Both sides as known at T (recorded by T)."),
+        ] = None,
+        known_from: Annotated[
+            str | None,
+            typer.Option("--known-from", metavar="T", help="The earlier side as known at T."),
+        ] = None,
+        known_to: Annotated[
+            str | None,
+            typer.Option("--known-to", metavar="T", help="The later side as known at T (default: the whole log)."),
+        ] = None,
     ) -> None:
-        """What began and stopped being believed between two instants."""
+        """What began and stopped being believed between two instants, or between two
+        known-at instants for one valid instant (--as-of T --known-from T1 --known-to T2)."""
+        from recall_engine.errors import InvalidInput
+
         from ...inputs import instant
         from ...views import diff_view
 
-        start = instant(from_, "--from")
-        end = instant(to, "--to")
+        if as_of is not None and (from_ is not None or to is not None):
+            raise InvalidInput("diff takes --as-of (one valid instant) or --from/--to, not both")
+        if as_of is None and from_ is None:
+            raise InvalidInput("diff needs --from T (the earlier instant), or --as-of T with --known-from/--known-to")
+        if known_at is not None and (known_from is not None or known_to is not None):
+            raise InvalidInput("diff takes --known-at (both sides) or --known-from/--known-to, not both")
+        valid = instant(as_of, "--as-of")
+        start = valid if valid is not None else instant(from_, "--from")
+        end = valid if valid is not None else instant(to, "--to")
+        k_from = instant(known_at if known_at is not None else known_from, "--known-from")
+        k_to = instant(known_to, "--known-to")
+        if valid is not None and k_from is None and k_to is None:
+            raise InvalidInput("diff --as-of compares two known-at instants: give --known-from T1 (and --known-to T2)")
+        if k_from is not None and k_to is None and known_at is None:
+            k_to = state(ctx).session().memory.now()  # --known-from alone: against what a read now answers
+        assert start is not None, "--from or --as-of was required above"
         m = state(ctx).session().memory
-        state(ctx).output.emit(diff_view(m, start, end, subject), render_diff)
+        view = diff_view(m, start, end, subject, known_from=k_from, known_to=k_to)
+        state(ctx).output.emit(view, render_diff)
 
     @app.command(rich_help_panel="Memory")
     def explain(
@@ -204,11 +251,13 @@ def register(app: typer.Typer) -> None:
         subject: Annotated[str, typer.Argument(metavar="SUBJECT")],
         predicate: Annotated[str, typer.Argument(metavar="PREDICATE")],
         as_of: AsOf = None,
+        known_at: KnownAt = None,
     ) -> None:
-        """Why a pair answers what it does: its events, the reason for each value, the registry rules."""
+        """Why a pair answers what it does: its events, the reason for each value, the registry rules.
+        With --known-at T: the answer given then, the rule that decided it then, and what changed since."""
         from ...inputs import instant
         from ...views import explain_view
 
-        when = instant(as_of, "--as-of")
+        when, known = instant(as_of, "--as-of"), instant(known_at, "--known-at")
         m = state(ctx).session().memory
-        state(ctx).output.emit(explain_view(m, subject, predicate, when), render_explain)
+        state(ctx).output.emit(explain_view(m, subject, predicate, when, known), render_explain)

@@ -15,6 +15,8 @@ from . import beliefs_table, line, names, prior_text, table, txt, val, vals, val
 
 def render_beliefs(con: Console, data: dict[str, Any]) -> None:
     beliefs = data["beliefs"]
+    if data.get("known_at"):
+        con.print(txt(f"As answered by a read known at {data['known_at']} (as of {data['as_of']})", "bold"))
     if not beliefs:
         con.print(txt(f"Nothing is believed (as of {data['as_of']}).", "dim"))
         return
@@ -51,8 +53,16 @@ def render_forget(con: Console, data: dict[str, Any]) -> None:
     con.print(beliefs_table(data["withdrawn"], title="Withdrawn"))
 
 
-def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None, predicate: str = "") -> Table:
-    t = table("at", "action", "value", "before → after", "source", title=title)
+def steps_table(
+    steps: Sequence[dict[str, Any]], title: str | None = None, predicate: str = "", *, recorded: bool = False
+) -> Table:
+    """The steps of a pair; ``recorded`` adds when the store recorded each one beside
+    when it was said (``at``), which shows backdated statements."""
+    t = (
+        table("said at", "recorded at", "action", "value", "before → after", "source", title=title)
+        if recorded
+        else (table("at", "action", "value", "before → after", "source", title=title))
+    )
     for s in steps:
         action = s["action"]
         if s.get("via") and action in ("exclude", "replaces"):
@@ -66,21 +76,39 @@ def steps_table(steps: Sequence[dict[str, Any]], title: str | None = None, predi
         value = (
             val(s["value"]) if s["value"] is not None else txt("all" if s["action"] == "retract_all" else "—", "dim")
         )
-        t.add_row(txt(s["at"]), txt(action), value, change, txt(s.get("source", "")))
+        cells = [txt(action), value, change, txt(s.get("source", ""))]
+        if recorded:
+            rec = s.get("recorded_at") or ""
+            late = bool(rec) and rec > s["at"]  # RFC3339 UTC instants order as text
+            t.add_row(txt(s["at"]), txt(rec, "yellow" if late else ""), *cells)
+        else:
+            t.add_row(txt(s["at"]), *cells)
     return t
 
 
-def render_history(con: Console, data: dict[str, Any]) -> None:
+def render_history(con: Console, data: dict[str, Any], *, recorded: bool = False) -> None:
     now = values_text(data["believed_now"]) if data["believed_now"] else "nothing"
     con.print(line((f"{data['subject']} / {data['predicate']}", "bold"), f": believed now: {now}"))
+    if data.get("known_at"):
+        then = values_text(data["believed_then"]) if data["believed_then"] else "nothing"
+        con.print(txt(f"Known at {data['known_at']} (steps recorded by then); a read then answered: {then}"))
     if data["steps"]:
-        con.print(steps_table(data["steps"], predicate=data["predicate"]))
+        con.print(steps_table(data["steps"], predicate=data["predicate"], recorded=recorded))
     else:
         con.print(txt("No events.", "dim"))
 
 
 def render_diff(con: Console, data: dict[str, Any]) -> None:
-    con.print(txt(f"From {data['from']} to {data['to']}", "bold"))
+    if data.get("known_from") or data.get("known_to"):
+        con.print(
+            txt(
+                f"As of {data['from']} known at {data.get('known_from') or 'now'} → "
+                f"as of {data['to']} known at {data.get('known_to') or 'now'}",
+                "bold",
+            )
+        )
+    else:
+        con.print(txt(f"From {data['from']} to {data['to']}", "bold"))
     if not data["changes"]:
         con.print(txt("No answer changed.", "dim"))
         return
@@ -91,9 +119,10 @@ def render_diff(con: Console, data: dict[str, Any]) -> None:
 
 
 def render_explain(con: Console, data: dict[str, Any]) -> None:
-    con.print(txt(f"{data['subject']} / {data['predicate']} as of {data['as_of']}", "bold"))
+    known = f", as answered by a read known at {data['known_at']}" if data.get("known_at") else ""
+    con.print(txt(f"{data['subject']} / {data['predicate']} as of {data['as_of']}{known}", "bold"))
     if data["beliefs"]:
-        con.print(beliefs_table(data["beliefs"], title="Believed"))
+        con.print(beliefs_table(data["beliefs"], title="Believed then" if known else "Believed"))
     else:
         con.print(txt("Nothing is believed.", "dim"))
     if data["reasons"]:
@@ -116,6 +145,37 @@ def render_explain(con: Console, data: dict[str, Any]) -> None:
         for e in evidence:
             t.add_row(txt(e["id"]), txt(e["evidence"]))
         con.print(t)
+    if data.get("since"):
+        render_since(con, data["since"], data["known_at"], data["as_of"])
+
+
+def render_since(con: Console, since: dict[str, Any], known_at: str, as_of: str) -> None:
+    """What was recorded after ``known_at`` and what it does to the answer as of ``as_of``."""
+    if not since["changed"]:
+        con.print(txt(f"Today's answer as of {as_of} is the same.", "dim"))
+    elif since["beliefs"]:
+        con.print(beliefs_table(since["beliefs"], title=f"Believed as of {as_of} today"))
+    else:
+        con.print(txt(f"Today nothing is believed as of {as_of}.", "bold"))
+    if since["statements"]:
+        t = table(
+            "recorded at", "said at", "statement", "value", "source", title=f"Statements recorded after {known_at}"
+        )
+        for e in since["statements"]:
+            what = ("retract" if e["retraction"] else "assert") + (f" {e['predicate']}" if e.get("predicate") else "")
+            t.add_row(
+                txt(e.get("recorded_at") or ""), txt(e["observed_at"]), txt(what), val(e["value"]), txt(e["source"])
+            )
+        con.print(t)
+    if since["registry"]:
+        t = table("recorded at", "op", "rule", "operator", "reason", title=f"Registry records after {known_at}")
+        for r in since["registry"]:
+            t.add_row(
+                txt(r.get("recorded_at") or ""), txt(r["op"]), txt(r["change"]), txt(r["operator"]), txt(r["reason"])
+            )
+        con.print(t)
+    if not since["statements"] and not since["registry"]:
+        con.print(txt(f"Nothing that bears on this pair was recorded after {known_at}.", "dim"))
 
 
 def render_init(con: Console, data: dict[str, Any]) -> None:

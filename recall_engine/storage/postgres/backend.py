@@ -24,6 +24,7 @@ from psycopg import errors as pgerrors
 from psycopg import sql
 from psycopg.types import TypeInfo
 
+from ... import clock
 from ...errors import NotFound, ReadOnlyStore, StorageError
 from ..base import Backend, check_collection
 from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
@@ -303,7 +304,7 @@ class PostgresBackend(Backend):
                 if version == 0:
                     conn.execute("CREATE SCHEMA IF NOT EXISTS recall")
                 conn.execute(f"SET LOCAL search_path TO recall, {vector_schema}")
-                for statement in upgrade_statements(version, "postgresql"):
+                for statement in upgrade_statements(version, "postgresql", clock.now_ns()):
                     conn.execute(statement)
                 conn.execute("UPDATE recall.schema_meta SET version = %s WHERE id = 1", (SCHEMA_VERSION,))
         except pgerrors.InsufficientPrivilege as e:

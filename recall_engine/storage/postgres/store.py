@@ -18,12 +18,21 @@ import numpy as np
 import psycopg
 from psycopg import errors as pgerrors
 
+from ... import clock
 from ...embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Hit, Store, Touch
-from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, refused, strip_diacritics, unique
+from ..common import (
+    MAX_REGISTRY_EVENTS,
+    NOT_RESERVED,
+    pair_name,
+    recorded_instant,
+    refused,
+    strip_diacritics,
+    unique,
+)
 from ..decoding import RowDecoder
 from .meanings import MeaningsMixin
 from .schema import LOCK_CLASS, SCHEMA_LOCK, SECONDARY_INDEXES
@@ -32,11 +41,11 @@ FETCH = 2000  # rows per round trip in streams
 COPY_CHUNK = 1 << 20  # bytes per COPY write
 RENDER_SLICE = 500  # events rendered at a time during a bulk COPY
 
-_COLS = "position, id, observed_at, body::text"
+_COLS = "position, id, observed_at, body::text, recorded_at"
 
 _COPY_EVENTS = (
     "COPY recall.events (collection_id, id, subject, predicate, value_key, retraction, observed_at, body, "
-    "terms, vec) FROM STDIN (FORMAT BINARY)"
+    "terms, vec, recorded_at) FROM STDIN (FORMAT BINARY)"
 )
 _COPY_REPLACES = "COPY recall.event_replaces (collection_id, subject, predicate, event_id) FROM STDIN (FORMAT BINARY)"
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
@@ -173,12 +182,13 @@ class PostgresStore(MeaningsMixin, Store):
             out.append((ev, body, value_key(ev.value), " ".join(search_terms(search_text(ev)))))
         return out
 
-    def _copy_rows(self, prepared: list[tuple[Event, str, str, str]]) -> Iterator[bytes]:
+    def _copy_rows(self, prepared: list[tuple[Event, str, str, str]], recorded: int) -> Iterator[bytes]:
         """Binary COPY rows for recall.events (the column list of ``_COPY_EVENTS``)."""
         vectors = embed_batch([event_text(p[0]) for p in prepared]).astype(">f4", copy=False).tobytes()
         width = 4 * DIMENSIONS
-        head = struct.pack(">hii", 10, 4, self.cid)
+        head = struct.pack(">hii", 11, 4, self.cid)
         int8 = _INT8_FIELD.pack
+        tail = int8(8, recorded)
         for i, (ev, body, key, terms) in enumerate(prepared):
             if not _INT64[0] <= ev.observed_at <= _INT64[1]:
                 # the database's bigint refuses it, mid-transaction, like any refused row
@@ -199,17 +209,18 @@ class PostgresStore(MeaningsMixin, Store):
                     _text(terms),
                     _VECTOR_PREFIX,
                     vectors[i * width : (i + 1) * width],
+                    tail,
                 )
             )
 
-    def _rendered(self, events: list[Event], prepared: list[tuple] | None) -> Iterator[bytes]:
+    def _rendered(self, events: list[Event], prepared: list[tuple] | None, recorded: int) -> Iterator[bytes]:
         """COPY rows, rendered a slice at a time so the server works on one slice while
         the next is prepared (bulk imports overlap Python and PostgreSQL work)."""
         if prepared is not None:
-            yield from self._copy_rows(prepared)
+            yield from self._copy_rows(prepared, recorded)
             return
         for i in range(0, len(events), RENDER_SLICE):
-            yield from self._copy_rows(self._prepare(events[i : i + RENDER_SLICE]))
+            yield from self._copy_rows(self._prepare(events[i : i + RENDER_SLICE]), recorded)
 
     def _copy_links(self, events: list[Event]) -> list[bytes]:
         head = struct.pack(">hii", 4, 4, self.cid)
@@ -285,8 +296,14 @@ class PostgresStore(MeaningsMixin, Store):
                 events = [events[i] for i in keep]
                 if prepared is not None:
                     prepared = [prepared[i] for i in keep]
+            # under the lock: the previous append's recorded instant is the collection's last
+            last = conn.execute(
+                "SELECT recorded_at FROM recall.events WHERE collection_id = %s ORDER BY position DESC LIMIT 1",
+                (self.cid,),
+            ).fetchone()
+            recorded = recorded_instant(clock.now_ns(), last[0] if last else None)
             with conn.cursor() as cur:
-                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared))
+                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded))
                 links = self._copy_links(events)
                 if links:
                     self._copy(cur, _COPY_REPLACES, links)
@@ -567,8 +584,8 @@ class PostgresStore(MeaningsMixin, Store):
                 f"WHERE collection_id = %s AND tsv @@ q{window} ORDER BY rank DESC, position LIMIT %s",
                 (query, self.cid, *params, int(k)),
             ).fetchall()
-        events = self._decode(r[:4] for r in rows)
-        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows, strict=False)]
+        events = self._decode(r[:5] for r in rows)
+        return [Hit(ev, float(r[5])) for ev, r in zip(events, rows, strict=False)]
 
     def vector_search(
         self, vector: np.ndarray, k: int, since: int | None = None, until: int | None = None
@@ -600,6 +617,6 @@ class PostgresStore(MeaningsMixin, Store):
                     # a numpy array: pgvector's adapter (backend.py) sends it as a vector
                     (q / np.float32(norm), self.cid, *params, int(k)),
                 ).fetchall()
-            rows = [(*r[:4], 1.0 - float(r[4])) for r in rows]
-        events = self._decode(r[:4] for r in rows)
-        return [Hit(ev, float(r[4])) for ev, r in zip(events, rows, strict=False)]
+            rows = [(*r[:5], 1.0 - float(r[5])) for r in rows]
+        events = self._decode(r[:5] for r in rows)
+        return [Hit(ev, float(r[5])) for ev, r in zip(events, rows, strict=False)]

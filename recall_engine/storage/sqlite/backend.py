@@ -15,6 +15,7 @@ import sqlite3
 import threading
 from urllib.parse import quote
 
+from ... import clock
 from ...errors import NotFound, StorageError
 from ..base import Backend, check_collection
 from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
@@ -122,7 +123,7 @@ class SQLiteBackend(Backend):
                 version = self._version(conn)
                 self._check_version(version)
                 if version < SCHEMA_VERSION:
-                    for statement in upgrade_statements(version, "sqlite"):
+                    for statement in upgrade_statements(version, "sqlite", clock.now_ns()):
                         conn.execute(statement)
                     conn.execute("UPDATE schema_meta SET version = ? WHERE id = 1", (SCHEMA_VERSION,))
                 present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}

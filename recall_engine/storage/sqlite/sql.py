@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 CHUNK = 500  # parameters per IN list
-COLS = "position, id, observed_at, body"  # what a decoded read selects
+COLS = "position, id, observed_at, body, recorded_at"  # what a decoded read selects
 
 
 def marks(n: int) -> str:

@@ -12,11 +12,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
+from ... import clock
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Store, Touch
-from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, refused, unique
+from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, recorded_instant, refused, unique
 from ..decoding import RowDecoder
 from .schema import SECONDARY_INDEXES
 from .search import SearchMixin
@@ -167,6 +168,10 @@ class SQLiteStore(SearchMixin, Store):
         seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
         top = conn.execute("SELECT MAX(position) FROM events").fetchone()[0]
         base = max(seq[0] if seq else 0, top or 0)
+        last = conn.execute(
+            "SELECT recorded_at FROM events WHERE collection_id = ? ORDER BY position DESC LIMIT 1", (cid,)
+        ).fetchone()
+        recorded = recorded_instant(clock.now_ns(), last[0] if last else None)
         rows = []
         texts = []
         vectors = []
@@ -174,7 +179,18 @@ class SQLiteStore(SearchMixin, Store):
         for i, (ev, body, key, vector, text) in enumerate(fresh):
             pos = base + 1 + i
             rows.append(
-                (pos, cid, ev.id, ev.subject, ev.predicate, key, 1 if ev.retraction else 0, ev.observed_at, body)
+                (
+                    pos,
+                    cid,
+                    ev.id,
+                    ev.subject,
+                    ev.predicate,
+                    key,
+                    1 if ev.retraction else 0,
+                    ev.observed_at,
+                    body,
+                    recorded,
+                )
             )
             texts.append((pos, text))
             vectors.append((pos, ev.observed_at, vector))
@@ -183,7 +199,7 @@ class SQLiteStore(SearchMixin, Store):
                     links.append((cid, ev.subject, name, ev.id))
         conn.executemany(
             "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
-            "observed_at, body) VALUES (?,?,?,?,?,?,?,?,?)",
+            "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         conn.executemany(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)

@@ -1,0 +1,117 @@
+"""The console's known-at control (K) beside as of, honoured by history, explain and
+diff, and g on a history step: the answer as given then (docs/history-diff-explain.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from recall_engine.instants import format_rfc3339, parse_instant
+from recall_engine.memory import Memory
+from recall_engine.storage import open_backend
+
+from .conftest import SIZE, ready, run, wait_for
+from .test_flows import choose_pair
+
+PORTO_SAID = parse_instant("2026-05-15T09:00:00Z")
+
+
+@pytest.fixture
+def corrected(store_url: str) -> int:
+    """A backdated lives_in statement recorded after the demo; returns the last instant
+    the demo was recorded at (a read known then has not seen the correction)."""
+    backend = open_backend(store_url)
+    try:
+        store = backend.store("memories")
+        before = max(e.recorded_at for e in store.all_events())
+        Memory(store).remember("user", "lives_in", "Porto", at=PORTO_SAID)
+    finally:
+        backend.close()
+    return before
+
+
+def test_known_at_reads_history_and_explain_as_a_read_then(make_app: Any, corrected: int) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            assert app.main.query_one("#known-at").display is False  # shown once asked for
+            await choose_pair(pilot, "user", "lives_in")
+            await pilot.press("enter")
+            history = app.main.view("history")
+            await wait_for(pilot, lambda: history.data is not None)
+            assert "Porto" in [s.value for s in history.data.steps]
+            await pilot.press("K")
+            assert app.focused.id == "known-at" and app.main.query_one("#known-at").display is True
+            app.focused.value = str(corrected)  # nanoseconds are not an instant: refused, nothing changes
+            await pilot.press("enter")
+            assert app.known_at is None
+            app.main.query_one("#known-at").value = ""
+            app.main.query_one("#known-at").focus()
+            await pilot.press(*format_rfc3339(corrected), "enter")
+            await wait_for(pilot, lambda: app.known_at == corrected, what="the known-at instant")
+            await wait_for(pilot, lambda: "Porto" not in [s.value for s in history.data.steps], what="the re-read")
+            title = str(app.main.query_one("#history-title").render())
+            assert "recorded by" in title
+            await pilot.press("e")
+            explain = app.main.view("explain")
+            await wait_for(pilot, lambda: explain.data is not None and "known at" in str(
+                app.main.query_one("#explain-title").render()
+            ))  # fmt: skip
+            then = Memory(app.memory.store).explain("user", "lives_in", known_at=corrected)
+            assert explain.data.explanation.beliefs == then.beliefs
+            await pilot.press("n")  # back to now: both instants cleared
+            await wait_for(pilot, lambda: app.known_at is None and app.as_of is None)
+
+    run(scenario())
+
+
+def test_g_on_a_history_step_explains_the_answer_given_then(make_app: Any, corrected: int) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await choose_pair(pilot, "user", "lives_in")
+            await pilot.press("enter")
+            history = app.main.view("history")
+            await wait_for(pilot, lambda: history.data is not None)
+            porto = next(i for i, s in enumerate(history.data.steps) if s.value == "Porto")
+            table = app.main.query_one("#history-table")
+            table.focus()
+            table.cursor_row = porto
+            recorded = history.data.steps[porto].recorded_at
+            assert recorded is not None and recorded > corrected
+            await pilot.press("g")
+            await wait_for(pilot, lambda: app.main.active == "explain", what="the explain view")
+            assert (app.known_at, app.as_of) == (recorded, recorded)
+            explain = app.main.view("explain")
+            await wait_for(pilot, lambda: explain.data is not None and explain.data.explanation.at == recorded)
+            then = Memory(app.memory.store).read_pair("user", "lives_in", known_at=recorded)
+            assert [b.value for b in explain.data.explanation.beliefs] == [b.value for b in then]
+            assert app.main.query_one("#known-at").display is True
+
+    run(scenario())
+
+
+def test_diff_compares_as_known_at_the_known_at_instant(make_app: Any, corrected: int) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.known_at = corrected
+            await pilot.press("4")
+            diff = app.main.view("diff")
+            await wait_for(pilot, lambda: diff.known_at == corrected, what="the diff's selection")
+            start, end = parse_instant("2026-05-01"), parse_instant("2026-06-01")
+            diff.query_one("#diff-from").value = "2026-05-01"
+            diff.query_one("#diff-to").value = "2026-06-01"
+            diff.query_one("#diff-subject").value = "user"
+            await pilot.press("c")
+            memory = Memory(app.memory.store)
+            want = memory.diff(start, end, "user", known_at=corrected)
+            assert want != memory.diff(start, end, "user")  # the correction changes the answer
+            await wait_for(pilot, lambda: diff.changes == want, what="the known-at diff")
+            assert "known at" in str(diff.query_one("#diff-summary").render())
+
+    run(scenario())
