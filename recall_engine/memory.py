@@ -19,6 +19,7 @@ from .history import Change, Explanation, HistoryStep, diff_answers, explain, hi
 from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .integrity import readable_registry
 from .matching import best_match
+from .pair_cache import CATCH_UP_LIMIT, Entry, PairCache
 from .records import (
     KINDS,
     REGISTRY_SUBJECT,
@@ -91,15 +92,23 @@ class Memory:
         self.match_threshold = match_threshold
         self._timeline: Timeline | None = None
         self._timeline_at = -1
+        self._pairs = PairCache()
 
     # --- registry -----------------------------------------------------------
 
     def timeline(self) -> Timeline:
-        """The registry timeline, re-read whenever the log has moved."""
+        """The registry timeline, re-read whenever a registry record was appended; the
+        folded pairs caught up with everything else appended (recall_engine.pair_cache)."""
         pos = self.store.position()
-        if self._timeline is None or pos != self._timeline_at:
+        if self._timeline is not None and pos == self._timeline_at and pos <= self._pairs.at:
+            return self._timeline
+        news = self.store.events_after(self._pairs.at, CATCH_UP_LIMIT) if self._timeline is not None else None
+        if news is None or any(e.subject == REGISTRY_SUBJECT for _, e in news):
             self._timeline = Timeline(readable_registry(self.store.registry_events())[0])
-            self._timeline_at = pos
+            self._pairs.reset(self._timeline, pos)
+        else:
+            self._pairs.catch_up(news, pos)
+        self._timeline_at = pos
         return self._timeline
 
     def registry_instant(self, tl: Timeline | None = None) -> int:
@@ -201,13 +210,43 @@ class Memory:
     def _as_of(self, as_of: int | None) -> int:
         return self.now() if as_of is None else as_of
 
+    def _pair(self, subject: str, predicate: str, tl: Timeline) -> Entry:
+        """The pair's fold input and state, from the folded-pair cache when ``tl`` is the
+        timeline it was folded under (``timeline()`` has caught it up), else read now."""
+        if tl is not self._pairs.timeline:
+            return self._load_pair(subject, predicate, tl)
+        entry = self._pairs.get(subject, predicate)
+        if entry is None:
+            entry = self._load_pair(subject, predicate, tl)
+            self._pairs.put(entry)
+        elif entry.own > MAX_PAIR_EVENTS:
+            raise LimitExceeded(
+                f"the pair {subject}/{predicate} has more than {MAX_PAIR_EVENTS} events (the limit); refused"
+            )
+        return entry
+
+    def _load_pair(self, subject: str, predicate: str, tl: Timeline) -> Entry:
+        events = self.pair_input(subject, predicate, tl)
+        others: set[str] = set()
+        if tl.rules_at_read:  # the pairs its cross moves come from, as pair_input found them
+            others = tl.excluded_by(predicate)
+            for e in events:
+                if e.replaces and not e.retraction and tl.canonical(e.predicate) == predicate:
+                    others.update(tl.canonical(r.predicate) for r in e.replaces)
+            others.discard(predicate)
+        return Entry.build(subject, predicate, events, others, tl)
+
+    def _fold_pair(self, subject: str, predicate: str, tl: Timeline, at: int) -> list[Belief]:
+        """What is believed about one pair at an instant: every read of a whole pair comes here."""
+        return self._pair(subject, predicate, tl).beliefs_at(at, tl)
+
     def read_pair(self, subject: str, predicate: str, as_of: int | None = None) -> list[Belief]:
         """An exact read: one pair folded at an instant, with `elsewhere`."""
         tl = self.timeline()
         s = normalize_subject(subject)
         p = self.resolve(predicate, tl)
         at = self._as_of(as_of)
-        beliefs = fold(self.pair_input(s, p, tl), s, p, tl, at)
+        beliefs = self._fold_pair(s, p, tl, at)
         return self._with_elsewhere(s, beliefs, tl, at)
 
     def _with_elsewhere(self, subject: str, beliefs: list[Belief], tl: Timeline, at: int) -> list[Belief]:
@@ -223,7 +262,7 @@ class Memory:
                 others.add(c)
         extra: list[Belief] = []
         for q in sorted(others):
-            extra.extend(fold(self.pair_input(subject, q, tl), subject, q, tl, at))
+            extra.extend(self._fold_pair(subject, q, tl, at))
         combined = attach_elsewhere([*beliefs, *extra])
         return combined[: len(beliefs)]
 
@@ -342,12 +381,11 @@ class Memory:
         value = normalize_value(p, d.value_type, d.allowed, value)
         wants = [self._replace_target(r, tl) for r in replaces]
 
-        pair = self.pair_input(s, p, tl)
-        own = [e for e in pair if tl.canonical(e.predicate) == p and e.subject == s]
-        used = {e.observed_at for e in own}
-        while t in used:
+        entry = self._pair(s, p, tl)
+        pair = entry.events
+        while t in entry.instants:
             t += 1  # never share an instant with another event of the pair
-        before = fold(pair, s, p, tl, t)
+        before = entry.beliefs_at(t, tl)
         key = value_key(value)
         held = next((b for b in before if b.key == key), None)
 
@@ -382,25 +420,25 @@ class Memory:
             stored = target.stored_as or target.predicate
             if target.predicate != p:
                 n = sum(1 for w in withdrawn if w.predicate == target.predicate) + 1
-                self._check_room(s, target.predicate, self.store.pair_events(s, tl.stored_names(target.predicate)), n)
+                self._check_room(s, target.predicate, len(self.store.pair_events(s, tl.stored_names(target.predicate))), n)
             retractions.append(make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause))
             withdrawn.append(target)
 
         # the cap refuses a write that would exceed it; restating a held value writes nothing here
         here = (1 if statement else 0) + sum(1 for w in withdrawn if w.predicate == p)
         if here:
-            self._check_room(s, p, own, here)
+            self._check_room(s, p, entry.own, here)
         events = [define.to_event(define_at, source="tool_result")] if define else []
         events += ([statement] if statement else []) + retractions
         if events:
             self.store.append(events)
         if statement is None:
             # its replaces may have corrected something just now: read it back with them
-            after = fold([*pair, *retractions], s, p, tl, t) if retractions else before
+            after = entry.fold_with(retractions, t, tl) if retractions else before
             stored_belief = next((b for b in after if b.key == key), held)
             already = True
         else:
-            after = fold([*pair, statement, *retractions], s, p, tl, t)
+            after = entry.fold_with([statement, *retractions], t, tl)
             stored_belief = next(b for b in after if b.key == key)
             already = False
             gone = {b.key for b in after}
@@ -409,11 +447,11 @@ class Memory:
         related = self._related(s, p, stored_belief, tl)  # type: ignore[arg-type]
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)  # type: ignore[arg-type]
 
-    def _check_room(self, s: str, p: str, own: Sequence[Event], adding: int) -> None:
+    def _check_room(self, s: str, p: str, own: int, adding: int) -> None:
         """Refuse a write that would push a pair past the cap (semantics: limits)."""
-        if len(own) + adding > MAX_PAIR_EVENTS:
+        if own + adding > MAX_PAIR_EVENTS:
             raise LimitExceeded(
-                f"the pair {s}/{p} has {len(own)} events and the limit is {MAX_PAIR_EVENTS}; the write is refused"
+                f"the pair {s}/{p} has {own} events and the limit is {MAX_PAIR_EVENTS}; the write is refused"
             )
 
     def _excluded_by(self, s: str, p: str, statement: Event, t: int, tl: Timeline, seen: set) -> list[Belief]:
@@ -475,8 +513,7 @@ class Memory:
                 preds.add(c)
         out: list[Belief] = []
         for q in sorted(preds - {p}):
-            for b in fold(self.pair_input(s, q, tl), s, q, tl, at):
-                out.append(b)
+            out.extend(self._fold_pair(s, q, tl, at))
         return out
 
     def _define_record(
