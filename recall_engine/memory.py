@@ -420,7 +420,9 @@ class Memory:
             stored = target.stored_as or target.predicate
             if target.predicate != p:
                 n = sum(1 for w in withdrawn if w.predicate == target.predicate) + 1
-                self._check_room(s, target.predicate, len(self.store.pair_events(s, tl.stored_names(target.predicate))), n)
+                self._check_room(
+                    s, target.predicate, len(self.store.pair_events(s, tl.stored_names(target.predicate))), n
+                )
             retractions.append(make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause))
             withdrawn.append(target)
 
@@ -432,6 +434,7 @@ class Memory:
         events += ([statement] if statement else []) + retractions
         if events:
             self.store.append(events)
+            self.timeline()  # the folded pairs catch up with what was just written, for `related`
         if statement is None:
             # its replaces may have corrected something just now: read it back with them
             after = entry.fold_with(retractions, t, tl) if retractions else before

@@ -117,7 +117,9 @@ class Entry:
         self._add(ev, tl)
         self.beliefs = None
         if self.state is not None:
-            self.state = extend_state(self.state, [ev], self.subject, self.predicate, tl) if later and self.crossless else None
+            self.state = (
+                extend_state(self.state, [ev], self.subject, self.predicate, tl) if later and self.crossless else None
+            )
         return True
 
     def _state(self, tl: Timeline) -> dict[str, Held]:
