@@ -8,12 +8,13 @@ in the pure core below.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import clock
-from .errors import InvalidInput, LimitExceeded, UnknownPredicate
+from .batch import PendingStore, statement_fields
+from .errors import InvalidInput, LimitExceeded, RecallError, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, check_instant, format_rfc3339
@@ -449,6 +450,28 @@ class Memory:
             withdrawn += self._excluded_by(s, p, statement, t, tl, {(w.predicate, w.key) for w in withdrawn})
         related = self._related(s, p, stored_belief, tl)  # type: ignore[arg-type]
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)  # type: ignore[arg-type]
+
+    def remember_many(self, statements: Iterable[Mapping[str, Any]]) -> list[RememberResult]:
+        """Remember each statement (``remember``'s arguments by name) in order, and append
+        them all in one transaction: the answers are those of one ``remember`` at a time,
+        and either the whole batch is stored or, on the first error, nothing of it (the
+        error names the statement, counted from 1)."""
+        real = self.store
+        pending = PendingStore(real)
+        results: list[RememberResult] = []
+        self.store = pending  # type: ignore[assignment]
+        try:
+            for i, st in enumerate(statements, 1):
+                fields = statement_fields(st, i)
+                try:
+                    results.append(self.remember(**fields))
+                except RecallError as e:
+                    raise type(e)(f"statement {i}: {e.message}", code=e.code) from None
+            pending.commit()
+        finally:
+            self.store = real
+            self._timeline = None  # the batch's positions were its own: catch up from the store
+        return results
 
     def _check_room(self, s: str, p: str, own: int, adding: int) -> None:
         """Refuse a write that would push a pair past the cap (semantics: limits)."""
