@@ -8,7 +8,8 @@ in the pure core below.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -451,26 +452,37 @@ class Memory:
         related = self._related(s, p, stored_belief, tl)  # type: ignore[arg-type]
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)  # type: ignore[arg-type]
 
-    def remember_many(self, statements: Iterable[Mapping[str, Any]]) -> list[RememberResult]:
-        """Remember each statement (``remember``'s arguments by name) in order, and append
-        them all in one transaction: the answers are those of one ``remember`` at a time,
-        and either the whole batch is stored or, on the first error, nothing of it (the
-        error names the statement, counted from 1)."""
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Writes inside are held back and appended in one transaction at the end (all of
+        them, or none if the block raises); reads inside see them as if stored, so every
+        answer is the one a write at a time would give (recall_engine.batch)."""
+        if isinstance(self.store, PendingStore):
+            yield  # already in a batch: it joins the outer one
+            return
         real = self.store
         pending = PendingStore(real)
-        results: list[RememberResult] = []
         self.store = pending  # type: ignore[assignment]
         try:
+            yield
+            pending.commit()
+        finally:
+            self.store = real
+            self._timeline = None  # the batch's positions were its own: catch up from the store
+
+    def remember_many(self, statements: Iterable[Mapping[str, Any]]) -> list[RememberResult]:
+        """Remember each statement (``remember``'s arguments by name) in order, in one
+        batch: the answers of one ``remember`` at a time, and either the whole batch is
+        stored or, on the first error, nothing of it (the error names the statement,
+        counted from 1)."""
+        results: list[RememberResult] = []
+        with self.batch():
             for i, st in enumerate(statements, 1):
                 fields = statement_fields(st, i)
                 try:
                     results.append(self.remember(**fields))
                 except RecallError as e:
                     raise type(e)(f"statement {i}: {e.message}", code=e.code) from None
-            pending.commit()
-        finally:
-            self.store = real
-            self._timeline = None  # the batch's positions were its own: catch up from the store
         return results
 
     def _check_room(self, s: str, p: str, own: int, adding: int) -> None:
