@@ -10,11 +10,28 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 from collections.abc import Iterable
 
+import orjson
+
 from ..errors import InvalidEvent
 from ..records import Event, decode_event
+
+# 19 digits in a row may be an integer past 64 bits, which this orjson reads as a float
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def loads(body: str) -> object:
+    """``json.loads``, faster: the standard parser decides whatever orjson refuses
+    (NaN, lone surrogates, malformed text and its message) and every long number."""
+    if _LONG_NUMBER.search(body) is None:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(body)
 
 
 class RowDecoder:
@@ -28,7 +45,6 @@ class RowDecoder:
         """Decode (position, id, observed_at, body) rows; one bad row fails the whole read."""
         cache = self._memo if memo and self.memo_max else None
         get = cache.get if cache is not None else (lambda _p: None)
-        loads = json.loads
         out: list[Event] = []
         append = out.append
         eid = pos = None
