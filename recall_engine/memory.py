@@ -20,7 +20,6 @@ from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .integrity import readable_registry
-from .matching import best_match
 from .pair_cache import CATCH_UP_LIMIT, Entry, PairCache
 from .records import (
     KINDS,
@@ -37,7 +36,6 @@ from .storage.base import MAX_PAIR_EVENTS, Store
 from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
-from .vocabulary import DEFAULT_THRESHOLD
 
 MAX_BELIEFS = 1000
 
@@ -85,16 +83,27 @@ class Memory:
         store: Store,
         *,
         now: Callable[[], int] = clock.now_ns,
-        match_threshold: float = DEFAULT_THRESHOLD,
+        match_threshold: float | None = None,
     ) -> None:
-        if not (match_threshold <= 1) or math.isnan(match_threshold):
+        if match_threshold is not None and (not (match_threshold <= 1) or math.isnan(match_threshold)):
             raise InvalidInput("match threshold must be at most 1")
         self.store = store
         self.now = now
-        self.match_threshold = match_threshold
+        self._match_threshold = match_threshold
         self._timeline: Timeline | None = None
         self._timeline_at = -1
         self._pairs = PairCache()
+
+    @property
+    def match_threshold(self) -> float:
+        """The similarity a new name needs to match a registered one (default: the vocabulary's)."""
+        if self._match_threshold is None:
+            # imported when needed: the matcher brings numpy and the model, which a
+            # read never uses (CLI start-up, tests/engine/test_lazy_imports.py)
+            from .vocabulary import DEFAULT_THRESHOLD
+
+            return DEFAULT_THRESHOLD
+        return self._match_threshold
 
     # --- registry -----------------------------------------------------------
 
@@ -565,6 +574,8 @@ class Memory:
             vt = "string"
         else:
             raise InvalidInput(f"value must be a string, number, or boolean to define {name!r}")
+        from .matching import best_match  # numpy and the model, only when a new name is written
+
         match = best_match(
             name,
             storage_class_of(value),
