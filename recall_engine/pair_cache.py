@@ -137,11 +137,14 @@ class Entry:
         return list(self.beliefs)
 
     def fold_with(self, extra: list[Event], at: int, tl: Timeline) -> list[Belief]:
-        """The fold at ``at`` of the pair's events and ``extra`` (events about to be appended)."""
+        """The fold at ``at`` of the pair's events and ``extra`` (events just appended, or about to be)."""
+        extra = [e for e in extra if e.id not in self.ids]  # already caught up: folded in
+        if not extra:
+            return self.beliefs_at(at, tl)
         if (
             self.crossless
             and (self.last is None or (at >= self.last and all(e.observed_at > self.last for e in extra)))
-            and all(at >= e.observed_at and not e.replaces and e.id not in self.ids for e in extra)
+            and all(at >= e.observed_at and not e.replaces for e in extra)
         ):
             held = extend_state(self._state(tl), extra, self.subject, self.predicate, tl)
             return state_beliefs(held, self.predicate, tl)
