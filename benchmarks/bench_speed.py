@@ -31,8 +31,8 @@ from recall_engine.records import make_event  # noqa: E402
 from recall_engine.registry import Definition, RegistryRecord  # noqa: E402
 from recall_engine.storage import open_backend  # noqa: E402
 
-BASE = parse_instant("2026-01-01")
-HOUR = 3_600 * 10**9
+BASE = parse_instant("2025-01-01")  # every generated event lies in the past: writes come after them
+MINUTE = 60 * 10**9
 DEFS = [Definition("prefers_editor", "single", "string"), Definition("uses_technology", "multi", "string")]
 
 
@@ -47,7 +47,7 @@ def declared(store) -> Memory:
 
 
 def pair_events(subject: str, n: int):
-    return [make_event(subject, "prefers_editor", f"editor-{k % 7}", BASE + k * HOUR) for k in range(n)]
+    return [make_event(subject, "prefers_editor", f"editor-{k % 7}", BASE + k * MINUTE) for k in range(n)]
 
 
 def reads(url: str, label: str, pairs: int = 40, events: int = 100) -> None:

@@ -355,6 +355,8 @@ def _fold_plain(
             continue
         if not held or (prev is not None and len(held) == 1):
             replaced = prev.replaced if prev else ()
+        elif prev is None:
+            replaced = tuple(held.values())  # all of them are other values
         else:
             replaced = tuple(h for kk, h in held.items() if kk != k)
         held = {k: Held(e, e.value, replaced, False)}  # type: ignore[arg-type]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 import threading
 from collections.abc import Iterable
 
@@ -19,19 +18,30 @@ import orjson
 from ..errors import InvalidEvent
 from ..records import Event, decode_event
 
-# 19 digits in a row may be an integer past 64 bits, which this orjson reads as a float
-_LONG_NUMBER = re.compile(r"\d{19}")
-
 
 def loads(body: str) -> object:
     """``json.loads``, faster: the standard parser decides whatever orjson refuses
-    (NaN, lone surrogates, malformed text and its message) and every long number."""
-    if _LONG_NUMBER.search(body) is None:
-        try:
-            return orjson.loads(body)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(body)
+    (NaN, lone surrogates, malformed text and its message), and any number orjson may
+    have rounded (it reads an integer past 64 bits as a float)."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
+    return json.loads(body) if _rounded(obj) else obj
+
+
+def _rounded(o: object) -> bool:
+    """Holds a float as large as a 64-bit integer (it may have been one)."""
+    if type(o) is float:
+        return not -9.2e18 < o < 9.2e18
+    if type(o) is dict:
+        return any(type(v) in _SUSPECT and _rounded(v) for v in o.values())
+    if type(o) is list:
+        return any(type(v) in _SUSPECT and _rounded(v) for v in o)
+    return False
+
+
+_SUSPECT = (float, dict, list)
 
 
 class RowDecoder:
