@@ -267,7 +267,7 @@ class Memory:
         keys = sorted({b.key for b in typed})
         mine = {b.predicate for b in beliefs}
         others: set[str] = set()
-        for name in self.store.value_predicates(subject, keys):
+        for name in self._value_predicates(subject, keys, tl):
             c = tl.canonical(name)
             if c not in mine and c != NOTE:
                 others.add(c)
@@ -276,6 +276,18 @@ class Memory:
             extra.extend(self._fold_pair(subject, q, tl, at))
         combined = attach_elsewhere([*beliefs, *extra])
         return combined[: len(beliefs)]
+
+    def _value_predicates(self, subject: str, keys: list[str], tl: Timeline) -> set[str]:
+        """``Store.value_predicates``, kept with the folded pairs until the subject gets a new event."""
+        if tl is not self._pairs.timeline or len(self._pairs.value_names) > 10_000:
+            if tl is self._pairs.timeline:
+                self._pairs.value_names.clear()
+            return self.store.value_predicates(subject, keys)
+        known = self._pairs.value_names.setdefault(subject, {})
+        names = known.get(tuple(keys))
+        if names is None:
+            names = known[tuple(keys)] = self.store.value_predicates(subject, keys)
+        return names
 
     def profile(self, subject: str, as_of: int | None = None) -> list[Belief]:
         """Everything believed about a subject at an instant, typed beliefs before notes."""
@@ -554,7 +566,7 @@ class Memory:
         d = tl.definition(p)
         if d is not None:
             preds |= {tl.canonical(x) for x in d.excludes}
-        for name in self.store.value_predicates(s, [stored.key]):
+        for name in self._value_predicates(s, [stored.key], tl):
             c = tl.canonical(name)
             if c not in (p, NOTE):
                 preds.add(c)

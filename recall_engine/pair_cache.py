@@ -161,6 +161,8 @@ class PairCache:
         self._entries: OrderedDict[tuple[str, str], Entry] = OrderedDict()
         self._by_subject: dict[str, set[str]] = {}
         self._size = 0
+        # subject -> value keys -> stored names asserting them (``Store.value_predicates``)
+        self.value_names: dict[str, dict[tuple[str, ...], set[str]]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -176,6 +178,7 @@ class PairCache:
         self._entries.clear()
         self._by_subject.clear()
         self._size = 0
+        self.value_names.clear()
 
     def get(self, subject: str, predicate: str) -> Entry | None:
         e = self._entries.get((subject, predicate))
@@ -212,6 +215,7 @@ class PairCache:
         tl = self.timeline
         assert tl is not None
         for pos, ev in news:
+            self.value_names.pop(ev.subject, None)
             for p in list(self._by_subject.get(ev.subject, ())):
                 entry = self._entries[(ev.subject, p)]
                 before = len(entry.events)
