@@ -15,7 +15,7 @@ from typing import Any
 
 from . import clock
 from .batch import PendingStore, statement_fields
-from .errors import InvalidInput, LimitExceeded, RecallError, UnknownPredicate
+from .errors import InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, check_instant, format_rfc3339
@@ -113,7 +113,10 @@ class Memory:
         pos = self.store.position()
         if self._timeline is not None and pos == self._timeline_at and pos <= self._pairs.at:
             return self._timeline
-        news = self.store.events_after(self._pairs.at, CATCH_UP_LIMIT) if self._timeline is not None else None
+        try:
+            news = self.store.events_after(self._pairs.at, CATCH_UP_LIMIT) if self._timeline is not None else None
+        except InvalidEvent:  # a row that does not decode refuses only the reads that need it: start over
+            news = None
         if news is None or any(e.subject == REGISTRY_SUBJECT for _, e in news):
             self._timeline = Timeline(readable_registry(self.store.registry_events())[0])
             self._pairs.reset(self._timeline, pos)
