@@ -155,13 +155,17 @@ def startup(runs: int) -> None:
             t0 = time.perf_counter()
             subprocess.run([*exe, *args], env=env, check=True, capture_output=True)
             xs.append(time.perf_counter() - t0)
-        print(f"CLI `recall-admin {' '.join(args)}`: median of {runs} runs {ms(xs):.0f} ms wall (target <= {target} ms)")
+        print(
+            f"CLI `recall-admin {' '.join(args)}`: median of {runs} runs {ms(xs):.0f} ms wall (target <= {target} ms)"
+        )
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--postgres", action="store_true", help="measure PostgreSQL too (the pip-installed server)")
-    ap.add_argument("--big", type=int, default=9_950, help="events in the big pair (the cap is 10,000; 40 remembers follow)")
+    ap.add_argument(
+        "--big", type=int, default=9_950, help="events in the big pair (the cap is 10,000; 40 remembers follow)"
+    )
     ap.add_argument("--statements", type=int, default=10_000)
     ap.add_argument("--pairs", type=int, default=1_000)
     ap.add_argument("--import-events", type=int, default=50_000)

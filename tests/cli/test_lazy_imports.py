@@ -1,4 +1,4 @@
-"""CLI start-up imports only what the command uses (docs/benchmarks.md, "Start-up").
+"""CLI start-up imports only what the command uses (docs/benchmarks.md, "Speed").
 
 Each command runs in a fresh interpreter, through the real entry point, and reports
 which heavy modules it loaded: numpy (the matcher and search), psycopg (PostgreSQL),
