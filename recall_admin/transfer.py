@@ -19,8 +19,10 @@ from typing import TextIO
 
 from recall_engine import clock
 from recall_engine.admission import Admission
+from recall_engine.batch import statement_fields
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
-from recall_engine.memory import check_import_room
+from recall_engine.instants import parse_instant
+from recall_engine.memory import Memory, check_import_room
 from recall_engine.records import REGISTRY_SUBJECT, Event, check_id, decode_event
 from recall_engine.registry import decode_record
 from recall_engine.storage.base import Store
@@ -162,6 +164,71 @@ def import_file(
     # no pair may end past the cap (it could no longer be read): refused before any row is written
     check_import_room(store, (lambda: events) if path == "-" else (lambda: _decode_all(_lines(path))))
     return import_events(store, source, total, progress, batch_size)
+
+
+# --- statements -----------------------------------------------------------------
+
+STATEMENT_BATCH = 5000  # statements per transaction
+
+
+def decode_statement(text: str, line_no: int) -> dict | None:
+    """One JSONL line as a statement (``remember``'s fields); None for a blank line."""
+    if not text.strip():
+        return None
+    if len(text) > MAX_LINE_BYTES:
+        raise InvalidInput(f"line {line_no}: longer than {MAX_LINE_BYTES} bytes")
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise InvalidInput(f"line {line_no}: not valid JSON ({_json_problem(e)})") from None
+    try:
+        fields = statement_fields(obj, line_no)
+    except InvalidInput as e:
+        raise InvalidInput("line" + e.message.removeprefix("statement")) from None
+    reps = fields.get("replaces")
+    if reps is not None:  # [[predicate, value], ...] or [{"predicate", "value"}, ...]
+        if not isinstance(reps, list):
+            raise InvalidInput(f"line {line_no}: replaces must be a list of [predicate, value] pairs")
+        pairs = []
+        for r in reps:
+            if isinstance(r, dict) and set(r) == {"predicate", "value"}:
+                pairs.append((r["predicate"], r["value"]))
+            elif isinstance(r, list) and len(r) == 2:
+                pairs.append((r[0], r[1]))
+            else:
+                raise InvalidInput(f"line {line_no}: replaces must be a list of [predicate, value] pairs")
+        fields["replaces"] = pairs
+    at = fields.get("at")
+    if isinstance(at, str):
+        try:
+            fields["at"] = parse_instant(at)
+        except RecallError as e:
+            raise InvalidInput(f"line {line_no}: at: {e.message}") from None
+    return fields
+
+
+def import_statements(memory: Memory, path: str, progress: Progress | None = None) -> ImportResult:
+    """Remember every statement of a JSONL file (``-`` for standard input), as ``remember``
+    one at a time would, in transactions of ``STATEMENT_BATCH`` statements. Every line is
+    decoded before anything is written; a statement the engine refuses fails with its
+    line number, and the batches before it stay written (``imported`` counts events,
+    ``skipped`` the statements already known)."""
+    lines = sys.stdin if path == "-" else _lines(path)
+    statements = [(n, st) for n, text in enumerate(lines, 1) if (st := decode_statement(text, n)) is not None]
+    total = len(statements)
+    imported = skipped = 0
+    for i in range(0, total, STATEMENT_BATCH):
+        with memory.batch():
+            for n, st in statements[i : i + STATEMENT_BATCH]:
+                try:
+                    r = memory.remember(**st)
+                except RecallError as e:
+                    raise type(e)(f"line {n}: {e.message}", code=e.code) from None
+                imported += len(r.events)
+                skipped += r.already_known
+        if progress:
+            progress(min(i + STATEMENT_BATCH, total), total)
+    return ImportResult(imported=imported, skipped=skipped, lines=total)
 
 
 # --- export ---------------------------------------------------------------------

@@ -285,6 +285,11 @@ def _beliefs(held: dict[str, Held], predicate: str, timeline: Timeline) -> list[
 
 def fold(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> list[Belief]:
     """What is believed about (subject, predicate) at an instant (an event exactly at it counts)."""
+    return _beliefs(fold_state(events, subject, predicate, timeline, at), predicate, timeline)
+
+
+def fold_state(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, at: int) -> dict[str, Held]:
+    """The held values ``fold`` turns into beliefs, by value key."""
     evs = events if isinstance(events, list) else list(events)
     held = _fold_plain(evs, subject, predicate, timeline, at)
     if held is None:
@@ -293,6 +298,27 @@ def fold(events: Iterable[Event], subject: str, predicate: str, timeline: Timeli
             if m.at > at:
                 break
             _apply(m, held, predicate, timeline)
+    return held
+
+
+def extend_state(
+    held: dict[str, Held], events: list[Event], subject: str, predicate: str, timeline: Timeline
+) -> dict[str, Held]:
+    """``held`` (a state after every event it came from) moved on by later ``events``.
+
+    Equal to folding everything again when every one of ``events`` is later than all
+    the events ``held`` came from, none of them was among those, and the pair has no
+    cross moves (nothing it excludes, no ``replaces``: see recall_engine.pair_cache).
+    ``held`` itself is left as it was.
+    """
+    out = dict(held)
+    for m in moves(events, subject, predicate, timeline, cross=False):
+        _apply(m, out, predicate, timeline)
+    return out
+
+
+def state_beliefs(held: dict[str, Held], predicate: str, timeline: Timeline) -> list[Belief]:
+    """The beliefs of a state from ``fold_state`` or ``extend_state``."""
     return _beliefs(held, predicate, timeline)
 
 
@@ -331,6 +357,8 @@ def _fold_plain(
             continue
         if not held or (prev is not None and len(held) == 1):
             replaced = prev.replaced if prev else ()
+        elif prev is None:
+            replaced = tuple(held.values())  # all of them are other values
         else:
             replaced = tuple(h for kk, h in held.items() if kk != k)
         held = {k: Held(e, e.value, replaced, False)}

@@ -8,17 +8,19 @@ in the pure core below.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import clock
-from .errors import InvalidInput, LimitExceeded, UnknownPredicate
+from .batch import PendingStore, statement_fields
+from .errors import InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .integrity import readable_registry
-from .matching import best_match
+from .pair_cache import CATCH_UP_LIMIT, Entry, PairCache
 from .records import (
     KINDS,
     REGISTRY_SUBJECT,
@@ -35,7 +37,6 @@ from .storage.known import KnownAt
 from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
-from .vocabulary import DEFAULT_THRESHOLD
 
 MAX_BELIEFS = 1000
 
@@ -83,27 +84,62 @@ class Memory:
         store: Store,
         *,
         now: Callable[[], int] = clock.now_ns,
-        match_threshold: float = DEFAULT_THRESHOLD,
+        match_threshold: float | None = None,
     ) -> None:
-        if not (match_threshold <= 1) or math.isnan(match_threshold):
+        if match_threshold is not None and (not (match_threshold <= 1) or math.isnan(match_threshold)):
             raise InvalidInput("match threshold must be at most 1")
         self.store = store
         self.now = now
-        self.match_threshold = match_threshold
+        self._match_threshold = match_threshold
         self._timeline: Timeline | None = None
         self._timeline_at = -1
         self._registry_recorded = 0  # the latest recorded instant of the timeline's records
+        self._known = False  # a known-at view (known()): keeps no folded pairs
+        self._pairs = PairCache()
+
+    @property
+    def match_threshold(self) -> float:
+        """The similarity a new name needs to match a registered one (default: the vocabulary's)."""
+        if self._match_threshold is None:
+            # imported when needed: the matcher brings numpy and the model, which a
+            # read never uses (CLI start-up, tests/engine/test_lazy_imports.py)
+            from .vocabulary import DEFAULT_THRESHOLD
+
+            return DEFAULT_THRESHOLD
+        return self._match_threshold
 
     # --- registry -----------------------------------------------------------
 
     def timeline(self) -> Timeline:
-        """The registry timeline, re-read whenever the log has moved."""
+        """The registry timeline, re-read whenever a registry record was appended; the
+        folded pairs caught up with everything else appended (recall_engine.pair_cache)."""
         pos = self.store.position()
-        if self._timeline is None or pos != self._timeline_at:
-            records = self.store.registry_events()
-            self._timeline = Timeline(readable_registry(records)[0])
-            self._timeline_at = pos
-            self._registry_recorded = max((e.recorded_at or 0 for e in records), default=0)
+        if self._known:  # a known-at view keeps no folded pairs (see known())
+            if self._timeline is None or pos != self._timeline_at:
+                self._read_registry()
+                self._timeline_at = pos
+            assert self._timeline is not None
+            return self._timeline
+        if self._timeline is not None and pos == self._timeline_at and pos <= self._pairs.at:
+            return self._timeline
+        try:
+            news = self.store.events_after(self._pairs.at, CATCH_UP_LIMIT) if self._timeline is not None else None
+        except InvalidEvent:  # a row that does not decode refuses only the reads that need it: start over
+            news = None
+        if news is None or any(e.subject == REGISTRY_SUBJECT for _, e in news):
+            self._pairs.reset(self._read_registry(), pos)
+        else:
+            self._pairs.catch_up(news, pos)
+        self._timeline_at = pos
+        assert self._timeline is not None, "set above, or kept from the last read"
+        return self._timeline
+
+    def _read_registry(self) -> Timeline:
+        """Build the registry timeline from the log's registry records (and note the
+        latest instant one was recorded at, for known-at reads)."""
+        records = self.store.registry_events()
+        self._timeline = Timeline(readable_registry(records)[0])
+        self._registry_recorded = max((e.recorded_at or 0 for e in records), default=0)
         return self._timeline
 
     def registry_instant(self, tl: Timeline | None = None) -> int:
@@ -205,6 +241,36 @@ class Memory:
     def _as_of(self, as_of: int | None) -> int:
         return self.now() if as_of is None else as_of
 
+    def _pair(self, subject: str, predicate: str, tl: Timeline) -> Entry:
+        """The pair's fold input and state, from the folded-pair cache when ``tl`` is the
+        timeline it was folded under (``timeline()`` has caught it up), else read now."""
+        if tl is not self._pairs.timeline:
+            return self._load_pair(subject, predicate, tl)
+        entry = self._pairs.get(subject, predicate)
+        if entry is None:
+            entry = self._load_pair(subject, predicate, tl)
+            self._pairs.put(entry)
+        elif entry.own > MAX_PAIR_EVENTS:
+            raise LimitExceeded(
+                f"the pair {subject}/{predicate} has more than {MAX_PAIR_EVENTS} events (the limit); refused"
+            )
+        return entry
+
+    def _load_pair(self, subject: str, predicate: str, tl: Timeline) -> Entry:
+        events = self.pair_input(subject, predicate, tl)
+        others: set[str] = set()
+        if tl.rules_at_read:  # the pairs its cross moves come from, as pair_input found them
+            others = tl.excluded_by(predicate)
+            for e in events:
+                if e.replaces and not e.retraction and tl.canonical(e.predicate) == predicate:
+                    others.update(tl.canonical(r.predicate) for r in e.replaces)
+            others.discard(predicate)
+        return Entry.build(subject, predicate, events, others, tl)
+
+    def _fold_pair(self, subject: str, predicate: str, tl: Timeline, at: int) -> list[Belief]:
+        """What is believed about one pair at an instant: every read of a whole pair comes here."""
+        return self._pair(subject, predicate, tl).beliefs_at(at, tl)
+
     # --- the second time axis (docs/history-diff-explain.md, "Two time axes") ---
 
     def known(self, known_at: int | None) -> Memory:
@@ -222,6 +288,7 @@ class Memory:
             return self
         t = check_instant(known_at, "known_at")
         then = Memory(KnownAt(self.store, t), now=self.now, match_threshold=self.match_threshold)
+        then._known = True
         tl = self.timeline()
         if self._registry_recorded <= t:
             then._timeline, then._timeline_at = tl, self._timeline_at
@@ -243,7 +310,7 @@ class Memory:
         s = normalize_subject(subject)
         p = self.resolve(predicate, tl)
         at = self._as_of(as_of)
-        beliefs = fold(self.pair_input(s, p, tl), s, p, tl, at)
+        beliefs = self._fold_pair(s, p, tl, at)
         return self._with_elsewhere(s, beliefs, tl, at)
 
     def _with_elsewhere(self, subject: str, beliefs: list[Belief], tl: Timeline, at: int) -> list[Belief]:
@@ -253,15 +320,27 @@ class Memory:
         keys = sorted({b.key for b in typed})
         mine = {b.predicate for b in beliefs}
         others: set[str] = set()
-        for name in self.store.value_predicates(subject, keys):
+        for name in self._value_predicates(subject, keys, tl):
             c = tl.canonical(name)
             if c not in mine and c != NOTE:
                 others.add(c)
         extra: list[Belief] = []
         for q in sorted(others):
-            extra.extend(fold(self.pair_input(subject, q, tl), subject, q, tl, at))
+            extra.extend(self._fold_pair(subject, q, tl, at))
         combined = attach_elsewhere([*beliefs, *extra])
         return combined[: len(beliefs)]
+
+    def _value_predicates(self, subject: str, keys: list[str], tl: Timeline) -> set[str]:
+        """``Store.value_predicates``, kept with the folded pairs until the subject gets a new event."""
+        if tl is not self._pairs.timeline or len(self._pairs.value_names) > 10_000:
+            if tl is self._pairs.timeline:
+                self._pairs.value_names.clear()
+            return self.store.value_predicates(subject, keys)
+        known = self._pairs.value_names.setdefault(subject, {})
+        names = known.get(tuple(keys))
+        if names is None:
+            names = known[tuple(keys)] = self.store.value_predicates(subject, keys)
+        return names
 
     def profile(self, subject: str, as_of: int | None = None, known_at: int | None = None) -> list[Belief]:
         """Everything believed about a subject at an instant, typed beliefs before notes."""
@@ -402,12 +481,11 @@ class Memory:
         value = normalize_value(p, d.value_type, d.allowed, value)
         wants = [self._replace_target(r, tl) for r in replaces]
 
-        pair = self.pair_input(s, p, tl)
-        own = [e for e in pair if tl.canonical(e.predicate) == p and e.subject == s]
-        used = {e.observed_at for e in own}
-        while t in used:
+        entry = self._pair(s, p, tl)
+        pair = entry.events
+        while t in entry.instants:
             t += 1  # never share an instant with another event of the pair
-        before = fold(pair, s, p, tl, t)
+        before = entry.beliefs_at(t, tl)
         key = value_key(value)
         held = next((b for b in before if b.key == key), None)
 
@@ -444,26 +522,29 @@ class Memory:
             stored = target.stored_as or target.predicate
             if target.predicate != p:
                 n = sum(1 for w in withdrawn if w.predicate == target.predicate) + 1
-                self._check_room(s, target.predicate, self.store.pair_events(s, tl.stored_names(target.predicate)), n)
+                self._check_room(
+                    s, target.predicate, len(self.store.pair_events(s, tl.stored_names(target.predicate))), n
+                )
             retractions.append(make_event(s, stored, target.value, t, retraction=True, source=source, caused_by=cause))
             withdrawn.append(target)
 
         # the cap refuses a write that would exceed it; restating a held value writes nothing here
         here = (1 if statement else 0) + sum(1 for w in withdrawn if w.predicate == p)
         if here:
-            self._check_room(s, p, own, here)
+            self._check_room(s, p, entry.own, here)
         events = [define.to_event(define_at, source="tool_result")] if define else []
         events += ([statement] if statement else []) + retractions
         if events:
             self.store.append(events)
+            self.timeline()  # the folded pairs catch up with what was just written, for `related`
         if statement is None:
             assert held is not None, "nothing new is stated only when the value is held"
             # its replaces may have corrected something just now: read it back with them
-            after = fold([*pair, *retractions], s, p, tl, t) if retractions else before
+            after = entry.fold_with(retractions, t, tl) if retractions else before
             stored_belief = next((b for b in after if b.key == key), held)
             already = True
         else:
-            after = fold([*pair, statement, *retractions], s, p, tl, t)
+            after = entry.fold_with([statement, *retractions], t, tl)
             stored_belief = next(b for b in after if b.key == key)
             already = False
             gone = {b.key for b in after}
@@ -472,11 +553,44 @@ class Memory:
         related = self._related(s, p, stored_belief, tl)
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)
 
-    def _check_room(self, s: str, p: str, own: Sequence[Event], adding: int) -> None:
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Writes inside are held back and appended in one transaction at the end (all of
+        them, or none if the block raises); reads inside see them as if stored, so every
+        answer is the one a write at a time would give (recall_engine.batch)."""
+        if isinstance(self.store, PendingStore):
+            yield  # already in a batch: it joins the outer one
+            return
+        real = self.store
+        pending = PendingStore(real)
+        self.store = pending  # type: ignore[assignment]
+        try:
+            yield
+            pending.commit()
+        finally:
+            self.store = real
+            self._timeline = None  # the batch's positions were its own: catch up from the store
+
+    def remember_many(self, statements: Iterable[Mapping[str, Any]]) -> list[RememberResult]:
+        """Remember each statement (``remember``'s arguments by name) in order, in one
+        batch: the answers of one ``remember`` at a time, and either the whole batch is
+        stored or, on the first error, nothing of it (the error names the statement,
+        counted from 1)."""
+        results: list[RememberResult] = []
+        with self.batch():
+            for i, st in enumerate(statements, 1):
+                fields = statement_fields(st, i)
+                try:
+                    results.append(self.remember(**fields))
+                except RecallError as e:
+                    raise type(e)(f"statement {i}: {e.message}", code=e.code) from None
+        return results
+
+    def _check_room(self, s: str, p: str, own: int, adding: int) -> None:
         """Refuse a write that would push a pair past the cap (semantics: limits)."""
-        if len(own) + adding > MAX_PAIR_EVENTS:
+        if own + adding > MAX_PAIR_EVENTS:
             raise LimitExceeded(
-                f"the pair {s}/{p} has {len(own)} events and the limit is {MAX_PAIR_EVENTS}; the write is refused"
+                f"the pair {s}/{p} has {own} events and the limit is {MAX_PAIR_EVENTS}; the write is refused"
             )
 
     def _excluded_by(self, s: str, p: str, statement: Event, t: int, tl: Timeline, seen: set) -> list[Belief]:
@@ -532,14 +646,13 @@ class Memory:
         d = tl.definition(p)
         if d is not None:
             preds |= {tl.canonical(x) for x in d.excludes}
-        for name in self.store.value_predicates(s, [stored.key]):
+        for name in self._value_predicates(s, [stored.key], tl):
             c = tl.canonical(name)
             if c not in (p, NOTE):
                 preds.add(c)
         out: list[Belief] = []
         for q in sorted(preds - {p}):
-            for b in fold(self.pair_input(s, q, tl), s, q, tl, at):
-                out.append(b)
+            out.extend(self._fold_pair(s, q, tl, at))
         return out
 
     def _define_record(
@@ -553,6 +666,8 @@ class Memory:
             vt = "string"
         else:
             raise InvalidInput(f"value must be a string, number, or boolean to define {name!r}")
+        from .matching import best_match  # numpy and the model, only when a new name is written
+
         match = best_match(
             name,
             storage_class_of(value),

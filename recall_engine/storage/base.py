@@ -87,6 +87,12 @@ class Store(ABC):
     def touched_since(self, position: int, limit: int = 100_000) -> list[Touch]:
         """(subject, predicate, value key) of every event appended after ``position``."""
 
+    @abstractmethod
+    def events_after(self, position: int, limit: int) -> list[tuple[int, Event]] | None:
+        """(position, event) of every event appended after ``position``, in position order;
+        None when there are more than ``limit`` (a reader that keeps folded pairs then starts
+        over instead of catching up)."""
+
     # --- complete reads (limit + 1, refused past limit) ---
     @abstractmethod
     def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:

@@ -13,8 +13,35 @@ import json
 import threading
 from collections.abc import Iterable
 
+import orjson
+
 from ..errors import InvalidEvent
 from ..records import Event, decode_event
+
+
+def loads(body: str) -> object:
+    """``json.loads``, faster: the standard parser decides whatever orjson refuses
+    (NaN, lone surrogates, malformed text and its message), and any number orjson may
+    have rounded (it reads an integer past 64 bits as a float)."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return json.loads(body)
+    return json.loads(body) if _rounded(obj) else obj
+
+
+def _rounded(o: object) -> bool:
+    """Holds a float as large as a 64-bit integer (it may have been one)."""
+    if type(o) is float:
+        return not -9.2e18 < o < 9.2e18
+    if type(o) is dict:
+        return any(type(v) in _SUSPECT and _rounded(v) for v in o.values())
+    if type(o) is list:
+        return any(type(v) in _SUSPECT and _rounded(v) for v in o)
+    return False
+
+
+_SUSPECT = (float, dict, list)
 
 
 class RowDecoder:
@@ -28,7 +55,6 @@ class RowDecoder:
         """Decode (position, id, observed_at, body, recorded_at) rows; one bad row fails the whole read."""
         cache = self._memo if memo and self.memo_max else None
         get = cache.get if cache is not None else (lambda _p: None)
-        loads = json.loads
         out: list[Event] = []
         append = out.append
         eid = pos = None

@@ -79,6 +79,11 @@ class KnownAt(Store):
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         return self._stream(self.store.predicate_events(predicates, subjects))
 
+    def events_after(self, position: int, limit: int) -> list[tuple[int, Event]] | None:
+        news = self.store.events_after(position, limit)
+        t = self.known_at
+        return None if news is None else [(i, e) for i, e in news if e.recorded_at is None or e.recorded_at <= t]
+
     def all_events(self, after_position: int = 0) -> Iterator[Event]:
         return self._stream(self.store.all_events(after_position))
 

@@ -66,6 +66,9 @@ class WrappedStore(Store):
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         return self.inner.predicate_events(predicates, subjects)
 
+    def events_after(self, position: int, limit: int) -> list[tuple[int, Event]] | None:
+        return self.inner.events_after(position, limit)
+
     def all_events(self, after_position: int = 0) -> Iterator[Event]:
         return self.inner.all_events(after_position)
 

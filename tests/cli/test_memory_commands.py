@@ -478,3 +478,41 @@ def test_match_threshold_decides_whether_a_new_name_is_filed_under_an_existing_o
     assert own["predicate"] == "editor_of_choice"
     err = cli.fail("--match-threshold", "1.5", "remember", "u1", "x", "y")
     assert err["message"] == "match threshold must be at most 1"
+
+
+def test_import_statements_answers_as_remember_one_at_a_time(coding, tmp_path):
+    lines = [
+        {"subject": "user", "predicate": "prefers_editor", "value": "vim", "at": "2026-09-01"},
+        {"subject": "user", "predicate": "prefers_editor", "value": "emacs", "at": "2026-09-20"},
+        {"subject": "user", "predicate": "prefers_editor", "value": "EMACS", "at": "2026-09-21"},
+        {"subject": "bob", "predicate": "prefers_editor", "value": "zed", "replaces": [["prefers_editor", "vim"]]},
+    ]
+    path = tmp_path / "statements.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n\n", encoding="utf-8")
+    assert coding.ok("import", "--statements", str(path)) == {"imported": 3, "skipped": 1}
+    assert [b["value"] for b in coding.ok("recall", "user", "prefers_editor")["beliefs"]] == ["emacs"]
+    # the same statements through remember, one at a time, into another store
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    coding.ok("init", "--registry", "coding", store=other)
+    for x in lines[:3]:
+        coding.ok("remember", x["subject"], x["predicate"], x["value"], "--at", x["at"], store=other)
+    assert coding.ok("history", "user", "prefers_editor", store=other) == coding.ok("history", "user", "prefers_editor")
+
+
+def test_import_statements_names_the_bad_line_and_writes_nothing(coding, tmp_path):
+    before = coding.ok("collections")["collections"][0]["events"]
+    path = tmp_path / "statements.jsonl"
+    path.write_text(
+        '{"subject": "user", "predicate": "prefers_editor", "value": "vim"}\n\n{"subject": "user", "value": 1}\n',
+        encoding="utf-8",
+    )
+    err = coding.fail("import", "--statements", str(path))
+    assert (err["code"], err["message"]) == ("invalid_input", "line 3: predicate is missing")
+    path.write_text(
+        '{"subject": "user", "predicate": "prefers_editor", "value": "vim"}\n'
+        '{"subject": "user", "predicate": "no_such_thing", "value": "x"}\n',
+        encoding="utf-8",
+    )
+    err = coding.fail("import", "--statements", str(path))
+    assert err["code"] == "unknown_predicate" and err["message"].startswith("line 2: predicate 'no_such_thing'")
+    assert coding.ok("collections")["collections"][0]["events"] == before

@@ -29,12 +29,24 @@ def register(app: typer.Typer) -> None:
     def import_(
         ctx: typer.Context,
         file: Annotated[str, typer.Argument(metavar="FILE", help="A JSONL file of events (- for standard input).")],
+        statements: Annotated[
+            bool,
+            typer.Option(
+                "--statements",
+                help="FILE holds statements ({subject, predicate, value, ...} as remember takes them), not events.",
+            ),
+        ] = False,
     ) -> None:
         """Import events from JSONL (as written by `export`); already stored events are skipped."""
-        from ...transfer import import_file
+        from ...transfer import import_file, import_statements
 
         st = state(ctx)
         s = st.session()
+        if statements:
+            with Progress(st.output, "Remembering", min_total=IMPORT_MIN_EVENTS) as bar:
+                result = import_statements(s.memory, file, progress=bar.update)
+            st.output.emit(result.to_json(), render_import)
+            return
         if file != "-" and os.path.isfile(file) and os.path.getsize(file) > BIG_IMPORT_BYTES:
             st.output.message(f"Checking every line of {file} before writing anything...")
         with Progress(st.output, "Importing", min_total=IMPORT_MIN_EVENTS) as bar:

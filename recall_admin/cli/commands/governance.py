@@ -12,7 +12,6 @@ from typing import Annotated
 
 import typer
 
-from ...inputs import parse_note_values
 from ..options import Build, Match, Notes, Reason, staging, state
 from ..render.plan import render_apply
 
@@ -133,6 +132,8 @@ def register(app: typer.Typer) -> None:
         reason: Reason = "",
     ) -> Build:
         """File notes under a typed predicate, each at the note's own instant."""
+        from ...inputs import parse_note_values
+
         notes = parse_note_values(note)
         return lambda st: st.promote(predicate, notes=notes, match=match, subject=subject, reason=reason)
 

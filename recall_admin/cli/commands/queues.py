@@ -18,7 +18,6 @@ from typing import Annotated
 
 import typer
 
-from ...inputs import parse_note_values
 from ..options import Build, Match, Notes, Reason, Subject, staging, state
 from ..render.queues import (
     render_conflicts,
@@ -249,6 +248,7 @@ def register(app: typer.Typer) -> None:
         """One promote plan for a chosen predicate (existing, or defined in the same plan)."""
         from recall_engine.registry import Definition
 
+        from ...inputs import parse_note_values
         from ...notes import promote_plan
 
         notes = parse_note_values(note)

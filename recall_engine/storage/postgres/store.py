@@ -401,6 +401,17 @@ class PostgresStore(MeaningsMixin, Store):
             raise refused(f"the events appended after position {position} number", limit)
         return [Touch(int(p), s, pr, k) for p, s, pr, k in rows]
 
+    def events_after(self, position: int, limit: int) -> list[tuple[int, Event]] | None:
+        with self.backend.connection("reading what changed") as conn:
+            rows = conn.execute(
+                f"SELECT {_COLS} FROM recall.events WHERE collection_id = %s AND position > %s "
+                "ORDER BY position LIMIT %s",
+                (self.cid, int(position), int(limit) + 1),
+            ).fetchall()
+        if len(rows) > limit:
+            return None
+        return list(zip([int(r[0]) for r in rows], self._decode(rows), strict=True))
+
     # --- complete reads ------------------------------------------------------
 
     def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:

@@ -310,6 +310,19 @@ class SQLiteStore(SearchMixin, Store):
             raise refused(f"the events appended after position {position} number", limit)
         return [Touch(*r) for r in rows]
 
+    def events_after(self, position: int, limit: int) -> list[tuple[int, Event]] | None:
+        rows = (
+            self._conn()
+            .execute(
+                f"SELECT {COLS} FROM events WHERE collection_id = ? AND position > ? ORDER BY position LIMIT ?",
+                (self.cid, int(position), int(limit) + 1),
+            )
+            .fetchall()
+        )
+        if len(rows) > limit:
+            return None
+        return list(zip([r[0] for r in rows], self._decode(rows), strict=True))
+
     # --- complete reads ------------------------------------------------------
 
     def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:

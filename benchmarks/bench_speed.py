@@ -1,0 +1,190 @@
+"""Issue 15's figures in one run: reads from the folded-pair cache, writes that do not grow
+with the pair, batch ingestion, bulk import, CLI start-up.
+
+Every figure is measured in this run, reads as ratios against a plain SELECT of the
+same rows, writes against a small pair, so they hold on a busy machine.
+
+    python benchmarks/bench_speed.py                     # SQLite, small sizes
+    python benchmarks/bench_speed.py --postgres          # PostgreSQL too
+    python benchmarks/bench_speed.py --statements 10000 --pairs 1000 --import-events 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.bench_store import plain_select  # noqa: E402
+from recall_engine.instants import parse_instant  # noqa: E402
+from recall_engine.memory import Memory  # noqa: E402
+from recall_engine.records import make_event  # noqa: E402
+from recall_engine.registry import Definition, RegistryRecord  # noqa: E402
+from recall_engine.storage import open_backend  # noqa: E402
+
+BASE = parse_instant("2025-01-01")  # every generated event lies in the past: writes come after them
+MINUTE = 60 * 10**9
+DEFS = [Definition("prefers_editor", "single", "string"), Definition("uses_technology", "multi", "string")]
+
+
+def ms(xs: list[float]) -> float:
+    return statistics.median(xs) * 1000
+
+
+def declared(store) -> Memory:
+    m = Memory(store)
+    m.append_records([RegistryRecord(op="declare", name=d.name, definition=d, operator="bench") for d in DEFS])
+    return m
+
+
+def pair_events(subject: str, n: int):
+    return [make_event(subject, "prefers_editor", f"editor-{k % 7}", BASE + k * MINUTE) for k in range(n)]
+
+
+def reads(url: str, label: str, pairs: int = 40, events: int = 100) -> None:
+    backend = open_backend(url)
+    store = backend.store("reads")
+    declared(store)
+    bulk = getattr(store, "append_many", None)
+    evs = [e for i in range(pairs) for e in pair_events(f"hot-{i:03d}", events)]
+    bulk(evs) if bulk else store.append(evs)
+    subjects = [f"hot-{i:03d}" for i in range(pairs)]
+    backend.close()
+
+    cold_backend = open_backend(url)  # nothing decoded, nothing folded yet
+    cold_store = cold_backend.store("reads")
+    m = Memory(cold_store)
+    m.timeline()
+    first, warm, plain = [], [], []
+    for s in subjects:
+        t0 = time.perf_counter()
+        m.read_pair(s, "prefers_editor")
+        first.append(time.perf_counter() - t0)
+    for _ in range(5):
+        for s in subjects:
+            t0 = time.perf_counter()
+            rows = plain_select(cold_store, s)
+            plain.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            m.read_pair(s, "prefers_editor")
+            warm.append(time.perf_counter() - t0)
+            assert len(rows) == events
+    print(
+        f"{label}: exact read of a {events}-event pair: plain SELECT p50 {ms(plain):.3f} ms; "
+        f"warm read {ms(warm):.3f} ms = {ms(warm) / ms(plain):.2f}x (target <= 1.5x); "
+        f"first read {ms(first):.3f} ms = {ms(first) / ms(plain):.2f}x (target <= 5x)"
+    )
+    cold_backend.close()
+
+
+def remember_sizes(url: str, label: str, big: int, reps: int = 40) -> None:
+    backend = open_backend(url)
+    store = backend.store("writes")
+    m = declared(store)
+    bulk = getattr(store, "append_many", None)
+    evs = pair_events("big", big) + pair_events("small", 10)
+    bulk(evs) if bulk else store.append(evs)
+    m.read_pair("big", "prefers_editor")
+    m.read_pair("small", "prefers_editor")
+    times: dict[str, list[float]] = {"big": [], "small": []}
+    for i in range(reps):
+        for s in ("small", "big"):
+            t0 = time.perf_counter()
+            m.remember(s, "prefers_editor", f"new-{i % 3}")
+            times[s].append(time.perf_counter() - t0)
+    b, sm = ms(times["big"]), ms(times["small"])
+    print(
+        f"{label}: remember into a {big:,}-event pair p50 {b:.2f} ms (target <= 2 ms); "
+        f"into a 10-event pair {sm:.2f} ms; ratio {b / sm:.2f}x (target <= 1.5x)"
+    )
+    backend.close()
+
+
+def statements(url: str, label: str, n: int, pairs: int) -> None:
+    sts = [
+        {"subject": f"s{k % pairs:05d}", "predicate": "uses_technology", "value": f"tech-{k // pairs}"}
+        for k in range(n)
+    ]
+    backend = open_backend(url)
+    one = declared(backend.store("one"))
+    t0 = time.perf_counter()
+    for st in sts:
+        one.remember(**st)
+    one_s = time.perf_counter() - t0
+    many = declared(backend.store("many"))
+    t0 = time.perf_counter()
+    many.remember_many(sts)
+    many_s = time.perf_counter() - t0
+    print(
+        f"{label}: {n:,} statements into {pairs:,} pairs: one at a time {one_s:.2f} s (target <= 3 s at 10,000); "
+        f"remember_many {many_s:.2f} s (target <= 1 s at 10,000); {one_s / many_s:.1f}x faster"
+    )
+    backend.close()
+
+
+def bulk_import(url: str, label: str, n: int) -> None:
+    backend = open_backend(url)
+    store = backend.store("import")
+    evs = [make_event(f"u{k % 5000}", "prefers_editor", f"v{k}", BASE + k) for k in range(n)]
+    t0 = time.perf_counter()
+    store.append_many(evs)
+    s = time.perf_counter() - t0
+    target = "100,000" if url.startswith("sqlite") else "50,000"
+    print(f"{label}: bulk import of {n:,} events: {n / s:,.0f} events/s (target >= {target})")
+    backend.close()
+
+
+def startup(runs: int) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="recall-bench-cli-"))
+    env = dict(os.environ, RECALL_STORE=f"sqlite:///{folder / 'demo.db'}")
+    script = shutil.which("recall-admin")  # the installed entry point, as a user runs it
+    exe = [script] if script else [sys.executable, "-m", "recall_admin.cli"]
+    subprocess.run([*exe, "demo"], env=env, check=True, capture_output=True)
+    for args, target in ((["--help"], 150), (["recall", "user"], 250)):
+        xs = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run([*exe, *args], env=env, check=True, capture_output=True)
+            xs.append(time.perf_counter() - t0)
+        print(
+            f"CLI `recall-admin {' '.join(args)}`: median of {runs} runs {ms(xs):.0f} ms wall (target <= {target} ms)"
+        )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--postgres", action="store_true", help="measure PostgreSQL too (the pip-installed server)")
+    ap.add_argument(
+        "--big", type=int, default=9_950, help="events in the big pair (the cap is 10,000; 40 remembers follow)"
+    )
+    ap.add_argument("--statements", type=int, default=10_000)
+    ap.add_argument("--pairs", type=int, default=1_000)
+    ap.add_argument("--import-events", type=int, default=50_000)
+    ap.add_argument("--runs", type=int, default=10, help="CLI start-up runs")
+    args = ap.parse_args()
+
+    urls = [("SQLite", f"sqlite:///{Path(tempfile.mkdtemp(prefix='recall-bench-')) / 'speed.db'}")]
+    if args.postgres:
+        from tests.pg_server import fresh_database, start_server
+
+        urls.append(("PostgreSQL", fresh_database(start_server(), f"speed_{os.getpid()}")))
+    for label, url in urls:
+        reads(url, label)
+        remember_sizes(url, label, args.big)
+        statements(url, label, args.statements, args.pairs)
+        bulk_import(url, label, args.import_events)
+    startup(args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

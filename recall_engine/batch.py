@@ -1,0 +1,136 @@
+"""A batch of writes held back until the end: what ``Memory.remember_many`` writes through.
+
+``PendingStore`` wraps a store for the reads a ``remember`` makes and keeps its
+appends in memory; each later read sees them as if they were stored, so every
+statement of a batch is answered as one ``remember`` at a time would answer it.
+At the end the batch is appended in one transaction (all of it or none).
+Positions of pending events are counted on from the store's position when the
+batch began; they are the batch's own and never leave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event
+from .storage.base import MAX_PAIR_EVENTS, Store
+from .storage.common import pair_name, refused
+from .values import value_key
+
+
+class PendingStore:
+    """The store as it will be once the pending events are appended (the reads ``remember`` makes)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.base = store.position()
+        self.pending: list[Event] = []
+        self._ids: set[str] = set()
+        self._by_subject: dict[str, list[Event]] = {}
+
+    def __getattr__(self, name: str) -> Any:  # anything else reads the store as it is
+        return getattr(self.store, name)
+
+    # --- writes ---
+    def append(self, events: Sequence[Event]) -> int:
+        for e in events:
+            if e.id in self._ids:
+                continue  # the store skips an id it holds; ids stored before the batch are skipped at the end
+            self._ids.add(e.id)
+            self.pending.append(e)
+            self._by_subject.setdefault(e.subject, []).append(e)
+        return self.position()
+
+    # --- watermarks ---
+    def position(self) -> int:
+        return self.base + len(self.pending)
+
+    def events_after(self, position: int, limit: int) -> list[tuple[int, Event]] | None:
+        out: list[tuple[int, Event]] = []
+        if position < self.base:
+            stored = self.store.events_after(position, limit)
+            if stored is None:
+                return None
+            out = [(p, e) for p, e in stored if p <= self.base]
+        start = max(position - self.base, 0)
+        out += [(self.base + 1 + i, e) for i, e in enumerate(self.pending[start:], start)]
+        return out if len(out) <= limit else None
+
+    # --- reads ---
+    def _mine(self, subject: str) -> list[Event]:
+        return self._by_subject.get(subject, [])
+
+    def pair_events(self, subject: str, predicates: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
+        names = set(predicates)
+        out = self.store.pair_events(subject, predicates, limit) + [
+            e for e in self._mine(subject) if e.predicate in names
+        ]
+        if len(out) > limit:
+            raise refused(f"{pair_name(subject, sorted(names))} has", limit)
+        return out
+
+    def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
+        names = set(predicates)
+        return self.store.replacing_events(subject, predicates) + [
+            e for e in self._mine(subject) if any(r.predicate in names for r in e.replaces)
+        ]
+
+    def events_by_id(self, ids: Sequence[str]) -> list[Event]:
+        wanted = set(ids)
+        return self.store.events_by_id(ids) + [e for e in self.pending if e.id in wanted]
+
+    def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
+        keys = set(value_keys)
+        return self.store.value_predicates(subject, value_keys) | {
+            e.predicate for e in self._mine(subject) if not e.retraction and value_key(e.value) in keys
+        }
+
+    def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
+        out = self.store.subject_events(subject, limit) + self._mine(subject)
+        if len(out) > limit:
+            raise refused(f"the subject {subject} has", limit)
+        return out
+
+    def registry_events(self) -> list[Event]:
+        return self.store.registry_events() + [
+            e for e in self._mine(REGISTRY_SUBJECT) if e.predicate == REGISTRY_PREDICATE
+        ]
+
+    def commit(self) -> None:
+        """Append the batch in one transaction."""
+        if self.pending:
+            self.store.append(self.pending)
+
+
+def statement_fields(statement: object, index: int) -> dict[str, Any]:
+    """One statement of a batch as ``remember``'s arguments, or an error naming it."""
+    from .errors import InvalidInput
+
+    if not isinstance(statement, dict):
+        raise InvalidInput(f"statement {index}: a statement is an object with subject, predicate and value")
+    unknown = sorted(set(statement) - STATEMENT_FIELDS)
+    if unknown:
+        raise InvalidInput(f"statement {index}: unknown field {unknown[0]!r}")
+    missing = [k for k in ("subject", "predicate", "value") if k not in statement]
+    if missing:
+        raise InvalidInput(f"statement {index}: {missing[0]} is missing")
+    return dict(statement)
+
+
+STATEMENT_FIELDS = frozenset(
+    {
+        "subject",
+        "predicate",
+        "value",
+        "at",
+        "kind",
+        "source",
+        "confidence",
+        "evidence",
+        "evidence_id",
+        "replaces",
+        "cardinality",
+        "description",
+    }
+)

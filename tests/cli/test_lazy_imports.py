@@ -1,0 +1,43 @@
+"""CLI start-up imports only what the command uses (docs/benchmarks.md, "Speed").
+
+Each command runs in a fresh interpreter, through the real entry point, and reports
+which heavy modules it loaded: numpy (the matcher and search), psycopg (PostgreSQL),
+textual (the console), mcp (agents) and the sentence model stay out of `--help` and of
+a read on an SQLite store.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+HEAVY = ("numpy", "psycopg", "textual", "mcp", "tokenizers", "safetensors", "recall_engine.sentence", "sqlalchemy")
+
+RUN = """
+import sys
+sys.argv = ["recall-admin", *{args!r}]
+try:
+    from recall_admin.cli.root import main
+    main()
+except SystemExit:
+    pass
+print("LOADED " + __import__("json").dumps(sorted(m for m in {heavy!r} if m in sys.modules)), file=sys.stderr)
+"""
+
+
+def loaded(*args: str) -> list[str]:
+    code = RUN.format(args=list(args), heavy=HEAVY)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    line = next(x for x in out.stderr.splitlines() if x.startswith("LOADED "))
+    return json.loads(line.removeprefix("LOADED "))
+
+
+def test_help_loads_none_of_the_heavy_modules():
+    assert loaded("--help") == []
+
+
+def test_a_read_on_sqlite_loads_none_of_the_heavy_modules(coding, tmp_path):
+    coding.ok("remember", "user", "prefers_editor", "vim")
+    assert loaded("--store", coding.url, "recall", "user") == []
+    assert loaded("--store", coding.url, "--json", "history", "user", "prefers_editor") == []
