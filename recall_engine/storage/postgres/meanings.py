@@ -72,7 +72,7 @@ def nearest_query(vector_schema: str, window: str = "") -> str:
     return (
         f"WITH near AS (SELECT position, vec OPERATOR({vector_schema}.<=>) %s AS distance "
         f"FROM recall.{TABLE} WHERE collection_id = %s{window} ORDER BY distance LIMIT %s) "
-        "SELECT e.position, e.id, e.observed_at, e.body::text, near.distance "
+        "SELECT e.position, e.id, e.observed_at, e.body::text, e.recorded_at, near.distance "
         "FROM near JOIN recall.events e USING (position) ORDER BY near.distance"
     )
 
@@ -95,8 +95,8 @@ class MeaningsMixin:
         window, params = self._window(since, until)  # type: ignore[attr-defined]
         with backend.connection("searching by meaning") as conn:
             rows = conn.execute(nearest_query(backend.vector_schema, window), (q, self.cid, *params, int(k))).fetchall()  # type: ignore[attr-defined]
-        events = self._decode(r[:4] for r in rows)  # type: ignore[attr-defined]
-        return [Hit(ev, 1.0 - float(r[4])) for ev, r in zip(events, rows, strict=True)]
+        events = self._decode(r[:5] for r in rows)  # type: ignore[attr-defined]
+        return [Hit(ev, 1.0 - float(r[5])) for ev, r in zip(events, rows, strict=True)]
 
     def keep_meanings(self, events: Sequence[Event], vectors: np.ndarray) -> None:
         """Keep the model vectors of events (rows of ``vectors``) for later searches.
