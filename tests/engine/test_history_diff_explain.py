@@ -94,6 +94,7 @@ def test_history_step_json() -> None:
         "via": "",
         "caused_by": "",
         "replaced": [],
+        "recorded_at": None,  # an event no store has appended has no recorded instant
     }
 
 
