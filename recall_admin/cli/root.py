@@ -193,7 +193,7 @@ def root(
 
 
 def _register_extensions() -> None:
-    from .commands import agents, audit, data, governance, memory, queues, registry
+    from .commands import agents, audit, data, governance, memory, queues, registry, verify
 
     memory.register(app)
     registry.register(registry_app)
@@ -201,6 +201,7 @@ def _register_extensions() -> None:
     governance.register(app)
     queues.register(app)
     audit.register(app)
+    verify.register(app)  # a live store's log (docs/audit.md)
     agents.register(app)  # mcp, serve, key (docs/agents.md)
     # Packages that build on recall_admin (the `tui` console) add their commands through
     # this entry-point group, so the arrows keep pointing one way: tui -> recall_admin.

@@ -17,8 +17,8 @@ from urllib.parse import quote
 
 from ...errors import NotFound, StorageError
 from ..base import Backend, check_collection
-from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
-from .schema import SECONDARY_INDEXES, collection_tables
+from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, guards_broken, newer_schema, older_schema
+from .schema import SECONDARY_INDEXES, check_guards, collection_tables
 from .store import SQLiteStore
 
 BUSY_TIMEOUT_MS = 10_000
@@ -129,6 +129,9 @@ class SQLiteBackend(Backend):
                 for name, sql in SECONDARY_INDEXES.items():
                     if name not in present:  # a bulk import that did not finish
                         conn.execute(sql)
+                broken = check_guards(conn, [r[0] for r in conn.execute("SELECT id FROM collections")])
+                if broken:
+                    raise StorageError(guards_broken(self.url_for_display, broken))
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -151,7 +154,14 @@ class SQLiteBackend(Backend):
                 )
             return 0
         row = conn.execute("SELECT version FROM schema_meta WHERE id = 1").fetchone()
-        return int(row[0]) if row else 0
+        if row is None or (int(row[0]) == 0 and "events" in names):
+            # the version row is written with the tables, in one transaction
+            raise StorageError(
+                f"the store at {self.url_for_display} has lost its schema version (the row of schema_meta): "
+                "it was changed outside recall-admin, so it cannot be opened or upgraded safely; "
+                "restore it from a copy you trust"
+            )
+        return int(row[0])
 
     def _check_version(self, version: int) -> None:
         if version > SCHEMA_VERSION:
@@ -174,7 +184,10 @@ class SQLiteBackend(Backend):
                 raise NotFound(f"no collection {collection!r} in the store at {self.url_for_display}{known}")
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.execute("INSERT OR IGNORE INTO collections (name) VALUES (?)", (collection,))
+                conn.execute(  # another process may have created it since the read above
+                    "INSERT INTO collections (name) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM collections WHERE name = ?)",
+                    (collection, collection),
+                )
                 (cid,) = conn.execute("SELECT id FROM collections WHERE name = ?", (collection,)).fetchone()
                 for statement in collection_tables(cid):
                     conn.execute(statement)
