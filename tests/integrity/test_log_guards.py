@@ -5,8 +5,12 @@ SQLite file, a superuser on PostgreSQL; the CLI runs in-process on the real stor
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import os
 import sqlite3
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -20,6 +24,7 @@ from recall_engine.storage import open_backend
 from recall_engine.storage.sqlite.schema import ADDED_TRIGGERS
 
 T0 = parse_instant("2026-03-01T09:00:00Z")
+_names = itertools.count()
 REGISTRY = "registry: t\npredicates:\n  prefers_editor: {cardinality: single}\n  likes: {cardinality: multi}\n"
 
 
@@ -214,3 +219,78 @@ def test_verify_refuses_a_digest_that_is_not_one(sqlite_url):
     assert doc["error"]["message"] == (
         "a log digest has the form recall-log-v1:<events>:<64 hex digits>, got 'sha256:abc'"
     )
+
+
+# --- PostgreSQL: roles separated as docs/storage.md sets them up ---------------------------
+
+
+def _pg_role(admin, name: str, *options: str) -> None:
+    with contextlib.suppress(psycopg.errors.DuplicateObject):
+        admin.execute(f"CREATE ROLE {name} {' '.join(options)}")
+
+
+@pytest.fixture
+def pg_db(pg_url):
+    from tests.pg_server import fresh_database
+
+    return fresh_database(pg_url, f"roles{os.getpid()}_{next(_names)}")
+
+
+def test_postgres_roles_an_agent_cannot_rewrite_the_log_or_the_collections(pg_url, pg_db):
+    from tests.pg_server import database_url
+
+    name = urlsplit(pg_db).path.lstrip("/")
+    with psycopg.connect(pg_db, autocommit=True) as admin:
+        # docs/storage.md, "Roles, privileges, read-only": created by a setup role, handed to a
+        # NOLOGIN owner, agents with column grants
+        _pg_role(admin, "recall_owner", "NOLOGIN")
+        _pg_role(admin, "recall_test_setup", "LOGIN")
+        _pg_role(admin, "recall_test_agent", "LOGIN")
+        admin.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        admin.execute(f"GRANT CREATE ON DATABASE {name} TO recall_test_setup")
+        open_backend(database_url(pg_url, name, user="recall_test_setup")).close()
+        admin.execute("REASSIGN OWNED BY recall_test_setup TO recall_owner")
+        owner = admin.execute("SELECT relowner::regrole::text FROM pg_class WHERE oid = 'recall.events'::regclass")
+        assert owner.fetchone()[0] == "recall_owner"
+        admin.execute("GRANT USAGE ON SCHEMA recall TO recall_test_agent")
+        admin.execute("GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA recall TO recall_test_agent")
+        admin.execute("GRANT UPDATE (events) ON recall.collections TO recall_test_agent")
+    agent = database_url(pg_url, name, user="recall_test_agent")
+    with open_backend(agent) as b:
+        assert not b.read_only, b.read_only_reason
+        b.store("memories").append([make_event("carol", "likes", "tea", T0)])
+        assert b.store("memories").count() == 1
+    with psycopg.connect(agent, autocommit=True) as conn:
+        for sql, error in (
+            ("UPDATE recall.collections SET name = 'other'", psycopg.errors.InsufficientPrivilege),
+            ("UPDATE recall.collections SET events = 0", psycopg.errors.RaiseException),
+            ("UPDATE recall.events SET body = body", psycopg.errors.InsufficientPrivilege),
+            ("ALTER TABLE recall.events DISABLE TRIGGER events_append_only", psycopg.errors.InsufficientPrivilege),
+            ("DELETE FROM recall.schema_meta", psycopg.errors.InsufficientPrivilege),
+            ("ALTER TABLE recall.collections RENAME TO c2", psycopg.errors.InsufficientPrivilege),
+        ):
+            with pytest.raises(error):
+                conn.execute(sql)
+        assert conn.execute("SELECT name, events FROM recall.collections").fetchall() == [("memories", 1)]
+        conn.execute("GRANT UPDATE ON recall.events TO recall_test_agent")  # a warning: nothing granted
+        assert conn.execute("SELECT has_table_privilege('recall.events', 'UPDATE')").fetchone() == (False,)
+
+
+def test_postgres_a_disabled_append_only_trigger_is_found_at_open(pg_db):
+    seeded(pg_db)
+    with psycopg.connect(pg_db, autocommit=True) as admin:
+        admin.execute("ALTER TABLE recall.events DISABLE TRIGGER events_append_only")
+        with pytest.raises(StorageError, match=r"\(events_append_only missing or altered\)"):
+            open_backend(pg_db)
+        open_backend(pg_db, read_only=True).close()  # verify can still read it
+        admin.execute("ALTER TABLE recall.events ENABLE TRIGGER events_append_only")
+        admin.execute("DROP TRIGGER collections_guard ON recall.collections")
+        with pytest.raises(StorageError, match=r"\(collections_guard missing or altered\)"):
+            open_backend(pg_db)
+        for name, table in (("schema_meta_guard", "schema_meta"), ("schema_meta_no_truncate", "schema_meta")):
+            admin.execute(f"DROP TRIGGER {name} ON recall.{table}")
+        open_backend(pg_db).close()  # none of the added guards: a store from before them gets them
+        names = {r[0] for r in admin.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")}
+        assert {"collections_guard", "schema_meta_guard", "schema_meta_no_truncate"} <= names
+        with pytest.raises(psycopg.errors.RaiseException, match="events are append-only"):
+            admin.execute("UPDATE recall.collections SET events = 0")
