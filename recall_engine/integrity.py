@@ -132,16 +132,18 @@ class Verification:
         return not self.bad and not self.problems
 
     def to_json(self) -> dict[str, Any]:
+        """The shape of `recall-admin verify` (docs/cli-contract.md): ``problems`` holds the
+        bad events first, then what else does not hold (its position and event null)."""
         return {
             "collection": self.collection,
-            "ok": self.ok,
+            "valid": self.ok,
             "events": self.events,
             "counted": self.counted,
             "digest": self.digest,
             "kept": self.kept or None,
             "kept_matches": self.kept_matches,
-            "bad_events": [b.to_json() for b in self.bad],
-            "problems": list(self.problems),
+            "problems": [b.to_json() for b in self.bad]
+            + [{"position": None, "event_id": None, "subject": None, "reason": p} for p in self.problems],
         }
 
 

@@ -166,7 +166,7 @@ def test_verify_prints_a_log_digest_and_a_kept_digest_catches_an_edit_with_a_rec
     code, doc = run(backend_url, "verify")
     assert code == 0
     data = doc["data"]
-    assert (data["ok"], data["events"], data["counted"], data["bad_events"]) == (True, 2, 2, [])
+    assert (data["valid"], data["events"], data["counted"], data["problems"]) == (True, 2, 2, [])
     kept = data["digest"]
     assert kept.startswith("recall-log-v1:2:")
     with open_backend(backend_url) as b:  # the log grows: the kept digest still matches its events
@@ -179,11 +179,16 @@ def test_verify_prints_a_log_digest_and_a_kept_digest_catches_an_edit_with_a_rec
     assert code == 0
     code, doc = run(backend_url, "verify", "--digest", kept)
     assert code == 1
-    assert doc["error"] == {
-        "code": "integrity_failed",
-        "message": "collection 'memories' does not verify: the first 2 events of the log do not match "
-        "the kept digest: events were changed since it was taken",
-    }
+    assert (doc["ok"], doc["data"]["valid"], doc["data"]["kept_matches"]) == (True, False, False)
+    assert doc["data"]["problems"] == [
+        {
+            "position": None,
+            "event_id": None,
+            "subject": None,
+            "reason": "the first 2 events of the log do not match the kept digest: "
+            "events were changed since it was taken",
+        }
+    ]
 
 
 def test_verify_lists_an_event_whose_id_does_not_match_with_its_position(backend_url):
@@ -204,12 +209,17 @@ def test_verify_lists_an_event_whose_id_does_not_match_with_its_position(backend
     r = CliRunner().invoke(app, ["--store", backend_url, "verify"])
     assert r.exit_code == 1
     assert "NOT verified" in r.stdout and str(position) in r.stdout
+    assert r.stderr.startswith(f"collection 'memories' does not verify: {eid} of 'carol' at position {position}: ")
     code, doc = run(backend_url, "verify")
-    assert doc["error"]["message"] == (
-        f"collection 'memories' does not verify: 1 bad event(s): {eid} of 'carol' at position {position}: "
-        f"event {eid!r} has an id that does not match its content (subject, predicate, value, retraction and "
-        "instant); it was changed after it was written"
-    )
+    assert doc["data"]["problems"] == [
+        {
+            "position": position,
+            "event_id": eid,
+            "subject": "carol",
+            "reason": f"event {eid!r} has an id that does not match its content (subject, predicate, value, "
+            "retraction and instant); it was changed after it was written",
+        }
+    ]
 
 
 def test_verify_refuses_a_digest_that_is_not_one(sqlite_url):

@@ -7,14 +7,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from recall_engine.errors import RecallError
-
 from ..options import state
 from ..render import line, table, txt
-
-
-class IntegrityFailed(RecallError):
-    code = "integrity_failed"
 
 
 def register(app: typer.Typer) -> None:
@@ -32,45 +26,42 @@ def register(app: typer.Typer) -> None:
         st = state(ctx)
         st.read_only = True  # verify never writes, and must open a store whose guards were dropped
         result = verify_log(st.session(create=False).store, digest or "")
-        data = result.to_json()
-        if result.ok:
-            st.output.emit(data, render_verification)
-            return
-        if not st.json_mode:
-            render_verification(st.output.out, data)
-        raise IntegrityFailed(summary(data))
+        st.output.emit(result.to_json(), render_verification)
+        if not result.ok:
+            st.output.message(summary(result.to_json()), "red")
+            raise typer.Exit(1)  # the report is the answer; the exit says it does not verify
 
 
 def summary(data: dict[str, Any]) -> str:
-    parts = [*data["problems"]]
-    bad = data["bad_events"]
-    if bad:
-        shown = "; ".join(
-            f"{b['event_id']} of {b['subject']!r}"
-            + (f" at position {b['position']}" if b["position"] is not None else "")
-            + f": {b['reason']}"
-            for b in bad[:5]
-        )
-        parts.append(f"{len(bad)} bad event(s): {shown}{' ...' if len(bad) > 5 else ''}")
-    return f"collection {data['collection']!r} does not verify: " + " | ".join(parts)
+    shown = "; ".join(
+        (f"{p['event_id']} of {p['subject']!r}" if p["event_id"] else "")
+        + (f" at position {p['position']}" if p["position"] is not None else "")
+        + (": " if p["event_id"] else "")
+        + p["reason"]
+        for p in data["problems"][:5]
+    )
+    more = f" (and {len(data['problems']) - 5} more)" if len(data["problems"]) > 5 else ""
+    return f"collection {data['collection']!r} does not verify: {shown}{more}"
 
 
 def render_verification(con: Console, data: dict[str, Any]) -> None:
-    verdict = ("verified", "bold green") if data["ok"] else ("NOT verified", "bold red")
+    verdict = ("verified", "bold green") if data["valid"] else ("NOT verified", "bold red")
     con.print(line(verdict, f"  collection {data['collection']}: {data['events']} event(s), count {data['counted']}"))
     if data["digest"]:
         con.print(txt(f"log digest {data['digest']}"))
     if data["kept"]:
         con.print(txt(f"kept digest {'matches' if data['kept_matches'] else 'does NOT match'}"))
-    if data["bad_events"]:
+    bad = [p for p in data["problems"] if p["event_id"]]
+    if bad:
         t = table("position", "event", "subject", "reason", title="Bad events")
-        for b in data["bad_events"]:
+        for b in bad:
             pos = "" if b["position"] is None else str(b["position"])
             t.add_row(txt(pos), txt(b["event_id"]), txt(b["subject"]), txt(b["reason"]))
         con.print(t)
     for p in data["problems"]:
-        con.print(txt(f"- {p}", "red"))
-    if data["ok"] and not data["kept"]:
+        if not p["event_id"]:
+            con.print(txt(f"- {p['reason']}", "red"))
+    if data["valid"] and not data["kept"]:
         con.print(
             txt("Keep the log digest elsewhere; `verify --digest D` later shows whether those events changed.", "dim")
         )
