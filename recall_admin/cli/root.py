@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - Typer on Click
     from click.exceptions import ClickException as _ClickException
     from click.exceptions import UsageError as _UsageError
 
-from recall_engine.errors import RecallError
+from recall_engine.errors import InvalidInput, RecallError
 
 from ..defaults import DEFAULT_COLLECTION
 from .options import State, state
@@ -63,6 +63,16 @@ def _error_code(e: BaseException) -> tuple[str, str, int]:
     return "internal_error", f"internal error: {type(e).__name__}: {e}".rstrip(": "), EXIT_ERROR
 
 
+def _check_utf8(argv: list[str]) -> None:
+    """Python hands bytes that are not UTF-8 over as lone surrogates; refuse them here, once."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise InvalidInput(f"the argument '{shown[:80]}' is not valid UTF-8; nothing was done") from None
+
+
 class RecallGroup(TyperGroup):
     """The root command: runs Typer without its own exit handling and translates every
     outcome into an exit code and, in --json mode, exactly one JSON document."""
@@ -80,6 +90,7 @@ class RecallGroup(TyperGroup):
         extra.setdefault("obj", state)
         code = EXIT_OK
         try:
+            _check_utf8(argv)
             rv = super().main(args=argv, prog_name=prog_name, complete_var=complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) and not isinstance(rv, bool) else EXIT_OK
         except _UsageError as e:

@@ -27,7 +27,7 @@ from psycopg.types import TypeInfo
 from ...errors import NotFound, ReadOnlyStore, StorageError
 from ..base import Backend, check_collection
 from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, guards_broken, newer_schema, older_schema
-from ..urls import display_url
+from ..urls import display_url, hidden_port
 from .schema import (
     ADDED_TRIGGER_NAMES,
     ADDED_TRIGGERS,
@@ -54,6 +54,7 @@ def _secrets(url: str) -> list[str]:
     try:
         parts = urlsplit(url)
         found.append(parts.password or "")
+        found.append(hidden_port(parts.netloc))
         found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if "password" in k.lower()]
     except ValueError:  # not parseable as a URL: the patterns above still apply
         pass

@@ -1,0 +1,108 @@
+"""Bad inputs get a clear error and change nothing (issue 11): each test runs the attack
+through the real CLI on a real store and asserts what the operator sees."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch) -> Cli:
+    from typer.testing import CliRunner
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
+        monkeypatch.delenv(name, raising=False)
+    return Cli(f"sqlite:///{tmp_path / 'recall.db'}", CliRunner())
+
+
+def test_a_password_without_its_at_sign_is_not_echoed(cli):
+    for url in ("postgresql://agent:secret", "postgresql://agent:secret/memories"):
+        err = cli.fail("recall", "carol", store=url)
+        assert err["code"] == "invalid_input"
+        assert "secret" not in err["message"]
+        assert err["message"].startswith("store URL 'postgresql://agent:***")
+
+
+def test_arguments_that_are_not_utf8_are_refused(cli):
+    cli.ok("remember", "carol", "note", "hello")
+    for args in (("search", "ab\udcff"), ("remember", "carol", "note", "x\udcffy")):
+        err = cli.fail(*args)
+        assert err["code"] == "invalid_input"
+        assert err["message"].endswith("is not valid UTF-8; nothing was done")
+    assert [e["value"] for e in cli.ok("export")["events"] if e["subject"] == "carol"] == ["hello"]
+
+
+def test_deeply_nested_plans_and_lines_are_refused(cli, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    err = cli.fail("apply", str(deep))
+    assert err == {
+        "code": "invalid_plan",
+        "message": f"plan file {str(deep)!r} is not a plan: its JSON is nested too deeply",
+    }
+    err = cli.fail("import", str(deep))
+    assert err == {"code": "invalid_event", "message": "line 1: not an event (its JSON is nested too deeply)"}
+
+
+def test_an_operator_regex_that_backtracks_is_stopped(cli):
+    cli.ok("remember", "carol", "note", "a" * 40 + "c")
+    err = cli.fail("notes", "list", "--match", "(a|aa)+$")
+    assert err == {
+        "code": "invalid_input",
+        "message": "--match '(a|aa)+$' took longer than 0.25 s on one text (it backtracks too much); "
+        "write a simpler pattern",
+    }
+    cli.ok("define", "mood", "--type", "string", "--cardinality", "single", "--apply")
+    err = cli.fail("notes", "promote", "mood", "--match", "(a|aa)+$")
+    assert err["code"] == "invalid_plan" and "took longer than 0.25 s" in err["message"]
+    assert cli.ok("notes", "list", "--match", "a+c$")["notes"]  # an ordinary pattern still works
+
+
+def _cli_with_file_limit(url: str, limit: int, *args: str) -> subprocess.CompletedProcess:
+    # the disk is "full" past `limit` bytes: every write beyond fails with EFBIG, as with ENOSPC
+    code = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+        "from recall_admin.cli.root import main\n"
+        "sys.argv = ['recall-admin', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    return subprocess.run(
+        [sys.executable, "-c", code, "--store", url, "--read-only", "--json", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_an_export_that_runs_out_of_disk_leaves_no_file(cli, tmp_path):
+    from recall_engine.records import make_event
+    from recall_engine.storage import open_backend
+
+    with open_backend(cli.url) as b:  # about 100 KB of notes
+        b.store("memories").append(
+            [make_event("carol", "note", f"note {i} " + "x" * 800, 10**18 + i) for i in range(120)]
+        )
+    for args, what in ((("export", "-o"), "export to"), (("audit", "export", "-o"), "write the bundle to")):
+        target = tmp_path / f"out-{what[:5]}.jsonl"
+        r = _cli_with_file_limit(cli.url, 65536, *args, str(target))  # above SQLite's own 32 KiB -shm
+        assert r.returncode == 1, r.stderr
+        err = json.loads(r.stdout)["error"]
+        assert err["code"] == "storage_error"
+        assert err["message"] == f"cannot {what} {str(target)!r}: File too large; nothing was written"
+        assert not target.exists()
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
