@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from typing import IO, TypeVar
 
-from recall_engine.errors import InvalidInput, NotFound, StorageError
+from recall_engine.errors import InvalidInput, StorageError
 
 T = TypeVar("T")
 
@@ -27,7 +27,7 @@ def write_whole(path: str | os.PathLike[str], write: Callable[[IO[str]], T], wha
     if os.path.isdir(target):
         raise InvalidInput(f"cannot {what} {shown!r}: it is a folder; give a file name")
     if not os.path.isdir(folder):
-        raise NotFound(f"cannot {what} {shown!r}: the folder {folder!r} does not exist")
+        raise InvalidInput(f"cannot {what} {shown!r}: the folder {folder!r} does not exist")
     tmp = ""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)

@@ -106,3 +106,20 @@ def test_an_export_that_runs_out_of_disk_leaves_no_file(cli, tmp_path):
         assert err["message"] == f"cannot {what} {str(target)!r}: File too large; nothing was written"
         assert not target.exists()
         assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_reads_do_not_wait_for_a_writer_holding_the_write_lock(cli, tmp_path):
+    import sqlite3
+
+    cli.ok("remember", "carol", "note", "hello")
+    writer = sqlite3.connect(tmp_path / "recall.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a long write
+    writer.execute("INSERT INTO collections (name) VALUES ('pending')")
+    try:
+        # a plain read (not --read-only) answers at once instead of waiting 10 s for the lock
+        assert [b["value"] for b in cli.ok("recall", "carol")["beliefs"]] == ["hello"]
+        assert cli.ok("verify")["valid"] is True
+        err = cli.fail("remember", "carol", "note", "second")  # a write still waits, then says why
+        assert err["code"] == "storage_error" and "database is locked" in err["message"]
+    finally:
+        writer.execute("ROLLBACK")

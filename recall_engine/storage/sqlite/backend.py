@@ -18,7 +18,7 @@ from urllib.parse import quote
 from ...errors import NotFound, StorageError
 from ..base import Backend, check_collection
 from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, guards_broken, newer_schema, older_schema
-from .schema import SECONDARY_INDEXES, check_guards, collection_tables
+from .schema import SECONDARY_INDEXES, add_guards, check_guards, collection_tables
 from .store import SQLiteStore
 
 BUSY_TIMEOUT_MS = 10_000
@@ -113,6 +113,8 @@ class SQLiteBackend(Backend):
                     raise StorageError(older_schema(self.url_for_display, version))
                 return
             conn.execute("PRAGMA journal_mode = WAL")
+            if self._intact(conn):
+                return  # nothing to write: no write lock, so opening never waits for a writer
             if self._version(conn) < SCHEMA_VERSION:
                 # SQLAlchemy builds the schema (models.py): imported only to create or
                 # upgrade, and before taking the write lock, not while holding it
@@ -129,9 +131,7 @@ class SQLiteBackend(Backend):
                 for name, sql in SECONDARY_INDEXES.items():
                     if name not in present:  # a bulk import that did not finish
                         conn.execute(sql)
-                broken = check_guards(conn, [r[0] for r in conn.execute("SELECT id FROM collections")])
-                if broken:
-                    raise StorageError(guards_broken(self.url_for_display, broken))
+                self._guard(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -143,6 +143,25 @@ class SQLiteBackend(Backend):
         except BaseException:
             self.close()
             raise
+
+    def _guard(self, conn: sqlite3.Connection) -> bool:
+        """Refuse a store whose append-only guards were dropped or altered (docs/storage.md,
+        "Append-only in the database"); True when they are all there."""
+        wrong, only_added = check_guards(conn, [r[0] for r in conn.execute("SELECT id FROM collections")])
+        if wrong and not only_added:
+            raise StorageError(guards_broken(self.url_for_display, wrong))
+        if only_added and conn.in_transaction:
+            add_guards(conn)
+        return not wrong
+
+    def _intact(self, conn: sqlite3.Connection) -> bool:
+        """The schema is current, its indexes and guards in place: opening writes nothing."""
+        version = self._version(conn)
+        self._check_version(version)
+        if version < SCHEMA_VERSION:
+            return False
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        return all(name in present for name in SECONDARY_INDEXES) and self._guard(conn)
 
     def _version(self, conn: sqlite3.Connection) -> int:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -12,7 +12,7 @@ are defined once in ../models.py; docs/storage.md describes the layout. Here:
   replace a stored event or collection, renaming a collection or lowering its count,
   and removing or lowering the schema version (``ADDED_TRIGGERS``).
 - ``check_guards(conn, cids)``: what opening for writing checks (every trigger there,
-  as written here).
+  as written here); ``add_guards`` gives a store from before ``ADDED_TRIGGERS`` them.
 - ``collection_tables(id)``: per collection, named by its integer id (never by its
   name): ``event_text_<id>``, a contentless FTS5 index over ``search_text(event)``
   whose rowid is the event's position; ``event_vocab_<id>``, its word frequencies;
@@ -107,11 +107,10 @@ def _normal(statement: str) -> str:
     return " ".join(statement.replace("IF NOT EXISTS ", "").split())
 
 
-def check_guards(conn: sqlite3.Connection, cids: list[int]) -> list[str]:
-    """The append-only triggers that are missing or not as written here (empty: intact).
-
-    A store from before ``ADDED_TRIGGERS`` (none of them there, all the others intact)
-    gets them here, inside the caller's write transaction."""
+def check_guards(conn: sqlite3.Connection, cids: list[int]) -> tuple[list[str], bool]:
+    """The append-only triggers that are missing or not as written here (empty: intact),
+    and whether they are exactly ``ADDED_TRIGGERS`` of a store from before them (none of
+    them there, all the others intact), which ``add_guards`` installs. Reads only."""
     expected = {_trigger_name(s): s for s in TRIGGERS}
     for cid in cids:
         expected.update(
@@ -123,8 +122,10 @@ def check_guards(conn: sqlite3.Connection, cids: list[int]) -> list[str]:
     }
     added = {_trigger_name(s) for s in ADDED_TRIGGERS}
     wrong = [n for n, s in expected.items() if present.get(n) != _normal(s)]
-    if wrong and set(wrong) == added and not added & present.keys():
-        for statement in ADDED_TRIGGERS:
-            conn.execute(statement)
-        return []
-    return wrong
+    return wrong, bool(wrong) and set(wrong) == added and not added & present.keys()
+
+
+def add_guards(conn: sqlite3.Connection) -> None:
+    """Install ``ADDED_TRIGGERS`` (inside the caller's write transaction)."""
+    for statement in ADDED_TRIGGERS:
+        conn.execute(statement)
