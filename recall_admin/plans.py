@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_engine.errors import InvalidInput, PlanError
-from recall_engine.records import Event, decode_event
+from recall_engine.records import Event, check_id, decode_event
 from recall_engine.registry import RegistryRecord, record_from_json
 from recall_engine.timeline import LoggedRecord
 
@@ -122,6 +122,8 @@ def plan_from_json(raw: Any, source: str = "plan") -> Plan:
             scope=tuple(raw.get("scope", [])),
             details=dict(raw.get("details", {})),
         )
+        for e in plan.statements:  # a statement is appended as it is: its id must be its content's
+            check_id(e)
     except PlanError:
         raise
     except Exception as exc:  # a hand-edited or truncated file

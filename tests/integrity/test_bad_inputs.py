@@ -123,3 +123,26 @@ def test_reads_do_not_wait_for_a_writer_holding_the_write_lock(cli, tmp_path):
         assert err["code"] == "storage_error" and "database is locked" in err["message"]
     finally:
         writer.execute("ROLLBACK")
+
+
+def test_a_resealed_plan_whose_statement_id_does_not_match_its_content_is_refused(cli, tmp_path):
+    import dataclasses
+
+    from recall_admin.plans import read_plan, write_plan
+    from recall_engine.records import make_event
+
+    cli.ok("init")
+    cli.ok("define", "shoe_size", "--type", "number", "--cardinality", "single", "--plan-out", str(tmp_path / "p.json"))
+    plan = read_plan(tmp_path / "p.json")
+    forged = dataclasses.replace(make_event("carol", "shoe_size", 42, 10**18, source="operator"), id="m-" + "0" * 24)
+    # anyone who can edit the file can reseal it (the seal is an unkeyed hash of its content)
+    write_plan(
+        dataclasses.replace(plan, kind="confirm", records=(), statements=(forged,)).sealed(), tmp_path / "f.json"
+    )
+    err = cli.fail("apply", str(tmp_path / "f.json"))
+    assert err["code"] == "invalid_plan"
+    assert err["message"] == (
+        f"plan file {str(tmp_path / 'f.json')!r} is not a valid plan file: event 'm-000000000000000000000000' "
+        "has an id that does not match its content (subject, predicate, value, retraction and instant); "
+        "it was changed after it was written"
+    )
