@@ -146,3 +146,22 @@ def test_a_resealed_plan_whose_statement_id_does_not_match_its_content_is_refuse
         "has an id that does not match its content (subject, predicate, value, retraction and instant); "
         "it was changed after it was written"
     )
+
+
+def test_an_empty_or_corrupt_store_file_is_refused_and_left_as_it_was(cli, tmp_path):
+    empty, junk = tmp_path / "empty.db", tmp_path / "junk.db"
+    empty.write_bytes(b"")
+    junk.write_bytes(bytes(range(256)) * 20)
+    err = cli.fail("recall", "carol", store=str(empty))
+    assert err == {
+        "code": "storage_error",
+        "message": f"cannot open the store at sqlite:///{empty}: the file is empty (0 bytes), not a recall store; "
+        "it was truncated or made by something else. Restore it, or remove it to start a new store",
+    }
+    assert empty.stat().st_size == 0  # never silently made into a new store
+    err = cli.fail("recall", "carol", store=str(junk))
+    assert err == {
+        "code": "storage_error",
+        "message": f"cannot open the store at sqlite:///{junk}: file is not a database",
+    }
+    assert junk.read_bytes() == bytes(range(256)) * 20

@@ -49,6 +49,13 @@ class SQLiteBackend(Backend):
         exists = os.path.exists(self.path)
         if exists and os.path.isdir(self.path):
             raise StorageError(f"cannot open the store at {self.url_for_display}: it is a folder, not a file")
+        if exists and os.path.getsize(self.path) == 0 and not os.path.exists(self.path + "-wal"):
+            # SQLite would take an empty file as a new database; a store is never empty on
+            # disk (only while its creator's first transaction runs, with its -wal beside it)
+            raise StorageError(
+                f"cannot open the store at {self.url_for_display}: the file is empty (0 bytes), not a recall "
+                "store; it was truncated or made by something else. Restore it, or remove it to start a new store"
+            )
         if not self.read_only:
             if exists and not (os.access(self.path, os.W_OK) and os.access(folder, os.W_OK)):
                 self.read_only = True
