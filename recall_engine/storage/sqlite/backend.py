@@ -13,6 +13,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from urllib.parse import quote
 
 from ...errors import NotFound, StorageError
@@ -49,9 +50,7 @@ class SQLiteBackend(Backend):
         exists = os.path.exists(self.path)
         if exists and os.path.isdir(self.path):
             raise StorageError(f"cannot open the store at {self.url_for_display}: it is a folder, not a file")
-        if exists and os.path.getsize(self.path) == 0 and not os.path.exists(self.path + "-wal"):
-            # SQLite would take an empty file as a new database; a store is never empty on
-            # disk (only while its creator's first transaction runs, with its -wal beside it)
+        if exists and self._empty():
             raise StorageError(
                 f"cannot open the store at {self.url_for_display}: the file is empty (0 bytes), not a recall "
                 "store; it was truncated or made by something else. Restore it, or remove it to start a new store"
@@ -76,6 +75,16 @@ class SQLiteBackend(Backend):
         elif not exists:
             raise StorageError(f"no store at {self.url_for_display}; there is nothing to open read-only")
         self._open_schema()
+
+    def _empty(self) -> bool:
+        """An empty file, which SQLite would take as a new database. A store is never empty
+        on disk, except for the instant between its creator's connect and its first pragma
+        (then it has 4 KiB and a -wal beside it): that instant is waited out, briefly."""
+        for _ in range(10):
+            if os.path.getsize(self.path) > 0 or os.path.exists(self.path + "-wal"):
+                return False
+            time.sleep(0.05)
+        return True
 
     # --- connections ---------------------------------------------------------
 
