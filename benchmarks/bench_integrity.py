@@ -51,8 +51,9 @@ def worker(kind: str, url: str, *args: str) -> None:
     elif kind in ("remember", "apply", "promote"):
         from recall_admin.governance import Stager, apply
 
-        print("started", flush=True)
         for k in range(10**9):
+            if k == 1:  # after one whole unit: the first one also loads the embedder
+                print("started", flush=True)
             if kind == "remember":  # a statement with replaces: the event and its retraction together
                 s = f"{args[0]}-{k}"
                 memory.remember(s, "goal", "run", at=10**18 + k)
