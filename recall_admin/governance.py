@@ -5,7 +5,6 @@ The CLI and the TUI both call these functions; neither holds a rule of its own.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -20,6 +19,7 @@ from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
 from recall_engine.values import normalize_value, parse_cli_value, value_text
 
+from .patterns import Pattern
 from .plans import Plan
 
 LARGE_BLAST_RADIUS = 1000  # answers changed before a plan is flagged as large
@@ -328,10 +328,7 @@ class Stager:
                     raise PlanError(f"note {eid!r} is already promoted into {promo[0]}")
                 out.append((e, raw))
             return out
-        try:
-            rx = re.compile(match or "", re.IGNORECASE)
-        except re.error as exc:
-            raise PlanError(f"--match is not a valid regular expression: {exc}") from None
+        rx = Pattern(match or "", error=PlanError)
         out = []
         seen: set[str] = set()
         subjects = [normalize_subject(subject)] if subject else None
@@ -754,7 +751,7 @@ def _selected_notes(memory: Memory, plan: Plan, touched: list[Any]) -> list[Any]
     listed = {p.subject for r in plan.records for p in r.notes}
     if not isinstance(sel, dict) or not sel.get("match"):
         return [t for t in touched if t.subject in listed]  # a retraction or a new note of a promoted note's subject
-    rx = re.compile(str(sel["match"]), re.IGNORECASE)
+    rx = Pattern(str(sel["match"]), error=PlanError)
     subject = sel.get("subject") or None
     out = []
     for t in touched:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from recall_engine.embed import embed
-from recall_engine.errors import InvalidInput, NotFound, PlanError
+from recall_engine.errors import NotFound, PlanError
 from recall_engine.fold import fold
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
@@ -37,6 +37,7 @@ from recall_engine.text import NOTE, normalize_subject, simple_lower
 from recall_engine.vocabulary import stem
 
 from .governance import Stager
+from .patterns import Pattern
 from .plans import Plan
 
 MAX_CLUSTER_NOTES = 5000  # most recent notes clustered; older ones are listed but not clustered
@@ -156,10 +157,7 @@ def list_notes(
     now = memory.now() if at is None else at
     rx = None
     if match:
-        try:
-            rx = re.compile(match, re.IGNORECASE)
-        except re.error as exc:
-            raise InvalidInput(f"--match is not a valid regular expression: {exc}") from None
+        rx = Pattern(match)
     subjects = [normalize_subject(subject)] if subject else None
     out: list[Belief] = []
     for s, events in _group_by_subject(memory.store.predicate_events(tl.stored_names(NOTE), subjects=subjects)):

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from recall_engine.errors import InvalidInput, PlanError
-from recall_engine.records import Event, decode_event
+from recall_engine.records import Event, check_id, decode_event
 from recall_engine.registry import RegistryRecord, record_from_json
 from recall_engine.timeline import LoggedRecord
+
+from .files import write_whole
 
 PLAN_FORMAT = "recall-plan-v1"
 
@@ -122,6 +122,8 @@ def plan_from_json(raw: Any, source: str = "plan") -> Plan:
             scope=tuple(raw.get("scope", [])),
             details=dict(raw.get("details", {})),
         )
+        for e in plan.statements:  # a statement is appended as it is: its id must be its content's
+            check_id(e)
     except PlanError:
         raise
     except Exception as exc:  # a hand-edited or truncated file
@@ -136,25 +138,8 @@ def plan_from_json(raw: Any, source: str = "plan") -> Plan:
 
 def write_plan(plan: Plan, path: str | Path) -> None:
     """Write the plan file whole or not at all (a temporary file beside it, then renamed)."""
-    p = Path(path)
-    if p.is_dir():
-        raise InvalidInput(f"cannot write the plan to {str(p)!r}: it is a folder; give a file name")
-    folder = p.parent
-    if not folder.is_dir():
-        raise InvalidInput(f"cannot write the plan to {str(p)!r}: the folder {str(folder)!r} does not exist")
     text = json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n"
-    tmp = None
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", dir=folder, prefix=f".{p.name}.", suffix=".tmp", delete=False
-        ) as f:
-            tmp = f.name
-            f.write(text)
-        os.replace(tmp, p)
-    except OSError as exc:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise InvalidInput(f"cannot write the plan to {str(p)!r}: {exc.strerror or exc}") from None
+    write_whole(path, lambda f: f.write(text), "write the plan to")
 
 
 def read_plan(path: str | Path) -> Plan:
@@ -169,4 +154,6 @@ def read_plan(path: str | Path) -> Plan:
         raise InvalidInput(f"cannot read the plan file {str(p)!r}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise PlanError(f"plan file {str(p)!r} is not valid JSON: {exc}") from None
+    except RecursionError:  # a plan nests a few levels; thousands are an attack on the parser
+        raise PlanError(f"plan file {str(p)!r} is not a plan: its JSON is nested too deeply") from None
     return plan_from_json(raw, f"plan file {str(p)!r}")

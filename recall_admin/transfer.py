@@ -8,14 +8,11 @@ skipped, so importing the same file twice imports nothing the second time.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TextIO
+from typing import IO
 
 from recall_engine import clock
 from recall_engine.admission import Admission
@@ -29,6 +26,7 @@ from recall_engine.storage.base import Store
 from recall_engine.text import normalize_subject
 
 from .display import json_safe
+from .files import write_whole
 
 BATCH_SIZE = 2000
 MAX_LINE_BYTES = 1 << 20
@@ -59,6 +57,8 @@ def decode_line(text: str, line_no: int) -> Event | None:
         obj = json.loads(text)
     except ValueError as e:
         raise InvalidEvent(f"line {line_no}: not valid JSON ({_json_problem(e)})") from None
+    except RecursionError:  # an event nests a few levels
+        raise InvalidEvent(f"line {line_no}: not an event (its JSON is nested too deeply)") from None
     try:
         event = decode_event(obj)
         check_id(event)
@@ -248,7 +248,7 @@ def event_line(e: Event) -> str:
     return json_safe(json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":"))) + "\n"
 
 
-def write_events(events: Iterable[Event], out: TextIO, admission: Admission | None = None) -> int:
+def write_events(events: Iterable[Event], out: IO[str], admission: Admission | None = None) -> int:
     n = 0
     for e in events:
         if admission is not None:  # never write a line that import would refuse
@@ -266,26 +266,10 @@ def write_events(events: Iterable[Event], out: TextIO, admission: Admission | No
 
 def export_file(store: Store, path: str, subject: str | None = None) -> int:
     """Write the events to a file, atomically: a failed export leaves no partial file."""
-    target = os.path.abspath(path)
-    folder = os.path.dirname(target)
-    if os.path.isdir(target):
-        raise InvalidInput(f"cannot export to {path}: it is a folder")
-    if not os.path.isdir(folder):
-        raise NotFound(f"cannot export to {path}: the folder {folder} does not exist")
+    events = events_for_export(store, subject)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".recall-export-", suffix=".jsonl", dir=folder)
-    except OSError as e:
-        raise StorageError(f"cannot export to {path}: {e.strerror or e}") from None
-    try:
-        events = events_for_export(store, subject)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                n = write_events(events, f, Admission(store.registry_events() if subject is not None else ()))
-        finally:
-            events.close()
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        admission = Admission(store.registry_events() if subject is not None else ())
+        n = write_whole(path, lambda f: write_events(events, f, admission), "export to")
+    finally:
+        events.close()
     return n

@@ -6,15 +6,23 @@ unreadable either. The registry reads without the records that do not decode
 (``readable_registry``), a statement that does not decode refuses only the reads
 of its own subject, and ``bad_events`` lists every such event with its position
 and the reason, for ``recall-admin verify``.
+
+``verify_log`` is that command's check of a live collection (docs/audit.md, "Verifying
+a live store"): every event decodes and its id matches its content, the collection's
+count matches the events its log holds, and the log digest, a running SHA-256 over the
+events in log order, matches a digest the operator kept (for the events it covered).
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import IncompleteHistory, InvalidEvent, RecallError
+from .audit.digest import event_encoding_v4, field
+from .errors import IncompleteHistory, InvalidEvent, InvalidInput, RecallError
 from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, check_id
 from .registry import decode_record
 
@@ -91,3 +99,110 @@ def bad_events(store: Any) -> list[BadEvent]:
             except InvalidEvent as err:
                 out.append(BadEvent(e.id, subject, err.message))
     return out
+
+
+# A log digest names how many events it covers: "recall-log-v1:<count>:<64 hex>".
+LOG_DIGEST = "recall-log-v1"
+_LOG_DIGEST = re.compile(rf"^{LOG_DIGEST}:([0-9]{{1,12}}):([0-9a-f]{{64}})$")
+
+
+def parse_log_digest(text: str) -> tuple[int, str]:
+    """(events covered, hex) of a log digest an operator kept; anything else is refused."""
+    m = _LOG_DIGEST.match(text.strip())
+    if m is None:
+        raise InvalidInput(f"a log digest has the form {LOG_DIGEST}:<events>:<64 hex digits>, got {text[:100]!r}")
+    return int(m.group(1)), m.group(2)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What ``verify_log`` found in one collection."""
+
+    collection: str
+    events: int  # events read from the log
+    counted: int  # the collection's count, kept in each append's transaction
+    digest: str  # the log digest over every event read ("" when one did not decode)
+    bad: tuple[BadEvent, ...] = ()
+    problems: tuple[str, ...] = ()  # what else does not hold (count, the kept digest)
+    kept: str = ""  # the digest the operator kept, when one was given
+    kept_matches: bool | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.bad and not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        """The shape of `recall-admin verify` (docs/cli-contract.md): ``problems`` holds the
+        bad events first, then what else does not hold (its position and event null)."""
+        return {
+            "collection": self.collection,
+            "valid": self.ok,
+            "events": self.events,
+            "counted": self.counted,
+            "digest": self.digest,
+            "kept": self.kept or None,
+            "kept_matches": self.kept_matches,
+            "problems": [b.to_json() for b in self.bad]
+            + [{"position": None, "event_id": None, "subject": None, "reason": p} for p in self.problems],
+        }
+
+
+def verify_log(store: Any, kept: str = "") -> Verification:
+    """Check a live collection: ids against content, count against the log, and the log
+    digest (against ``kept``, a digest printed by an earlier run, when given).
+
+    The digest covers the whole event (what audit bundles hash: docs/audit.md), so an
+    event edited with its id recomputed is caught by a kept digest, not by the id check."""
+    want = parse_log_digest(kept) if kept else None
+    counted = store.count()
+    h = hashlib.sha256(field(LOG_DIGEST))
+    n = 0
+    at_kept = ""
+    bad: list[BadEvent] = []
+    events = store.all_events(0)
+    # the positions, read after the stream began: a prefix of them is the stream's
+    positions = [t.position for t in store.touched_since(0, limit=_ALL)]
+    try:
+        for e in events:
+            n += 1
+            try:
+                check_id(e)
+            except InvalidEvent as err:
+                bad.append(BadEvent(e.id, e.subject, err.message, positions[n - 1] if n <= len(positions) else None))
+            h.update(field(event_encoding_v4(e)))
+            if want is not None and n == want[0]:
+                at_kept = h.hexdigest()
+    except InvalidEvent:
+        bad = [*bad, *(b for b in bad_events(store) if b.event_id not in {x.event_id for x in bad})]
+        n, digest = -1, ""
+    else:
+        digest = f"{LOG_DIGEST}:{n}:{h.hexdigest()}"
+    finally:
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    if want is not None and want[0] == 0:
+        at_kept = hashlib.sha256(field(LOG_DIGEST)).hexdigest()
+    problems: list[str] = []
+    if n >= 0 and n != counted:
+        problems.append(
+            f"the collection's count says {counted} events but its log holds {n}: "
+            "events were removed or added behind the engine's back"
+        )
+    matches = None
+    if want is not None:
+        if n < 0:
+            problems.append("the kept digest cannot be compared: an event of the log does not decode")
+        elif want[0] > n:
+            matches = False
+            problems.append(f"the kept digest covers {want[0]} events but the log now holds {n}: events were removed")
+        else:
+            matches = at_kept == want[1]
+            if not matches:
+                problems.append(
+                    f"the first {want[0]} events of the log do not match the kept digest: "
+                    "events were changed since it was taken"
+                )
+    return Verification(
+        store.collection, max(n, 0), counted, digest, tuple(bad), tuple(problems), kept.strip(), matches
+    )

@@ -26,7 +26,7 @@ from typer._click.exceptions import ClickException as _ClickException
 from typer._click.exceptions import UsageError as _UsageError
 from typer.core import TyperGroup
 
-from recall_engine.errors import RecallError
+from recall_engine.errors import InvalidInput, RecallError
 
 from ..defaults import DEFAULT_COLLECTION
 from .options import State, state
@@ -61,6 +61,16 @@ def _error_code(e: BaseException) -> tuple[str, str, int]:
     return "internal_error", f"internal error: {type(e).__name__}: {e}".rstrip(": "), EXIT_ERROR
 
 
+def _check_utf8(argv: list[str]) -> None:
+    """Python hands bytes that are not UTF-8 over as lone surrogates; refuse them here, once."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise InvalidInput(f"the argument '{shown[:80]}' is not valid UTF-8; nothing was done") from None
+
+
 class RecallGroup(TyperGroup):
     """The root command: runs Typer without its own exit handling and translates every
     outcome into an exit code and, in --json mode, exactly one JSON document."""
@@ -79,6 +89,7 @@ class RecallGroup(TyperGroup):
         extra.setdefault("obj", state)
         code = EXIT_OK
         try:
+            _check_utf8(argv)
             rv = super().main(
                 args=argv,
                 prog_name=prog_name,
@@ -199,7 +210,7 @@ def root(
 
 
 def _register_extensions() -> None:
-    from .commands import agents, audit, data, governance, memory, queues, registry
+    from .commands import agents, audit, data, governance, memory, queues, registry, verify
 
     memory.register(app)
     registry.register(registry_app)
@@ -207,6 +218,7 @@ def _register_extensions() -> None:
     governance.register(app)
     queues.register(app)
     audit.register(app)
+    verify.register(app)  # a live store's log (docs/audit.md)
     agents.register(app)  # mcp, serve, key (docs/agents.md)
     # Packages that build on recall_admin (the `tui` console) add their commands through
     # this entry-point group, so the arrows keep pointing one way: tui -> recall_admin.

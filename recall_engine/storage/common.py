@@ -68,3 +68,13 @@ def older_schema(where: str, version: int) -> str:
         f"the store at {where} has schema version {version}, older than this release "
         f"uses ({SCHEMA_VERSION}); open it once without --read-only to upgrade it"
     )
+
+
+def guards_broken(where: str, names: Sequence[str]) -> str:
+    """Opening for writing found append-only guards missing or altered (docs/storage.md)."""
+    shown = ", ".join(sorted(names)[:6]) + (" ..." if len(names) > 6 else "")
+    return (
+        f"the store at {where} has lost its append-only guards ({shown} missing or altered): it was changed "
+        "outside recall-admin, so its log may have been rewritten; writes are refused. Check it with "
+        "`recall-admin --read-only verify` (against a digest you kept) and restore it from a copy you trust"
+    )

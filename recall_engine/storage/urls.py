@@ -51,6 +51,8 @@ def display_url(url: str | None) -> str:
             user, sep, _pw = userinfo.partition(":")
             if sep:
                 netloc, changed = f"{user}:***@{hostport}", True
+        elif hidden_port(netloc):  # "user:password" with the "@" left out reads as host:port
+            netloc, changed = f"{netloc.rpartition(':')[0]}:***", True
         if query:
             pairs = parse_qsl(query, keep_blank_values=True)
             if any(k.lower() in _SECRET_PARAMS for k, _ in pairs):
@@ -61,6 +63,14 @@ def display_url(url: str | None) -> str:
     # belt and braces for whatever the parser did not see
     text = _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:***@", text)
     return _KV_SECRET.sub(lambda m: f"{m['key']}***", text)
+
+
+def hidden_port(netloc: str) -> str:
+    """The "port" of a netloc without "@" when it is not a number: most likely a password."""
+    if "@" in netloc or netloc.endswith("]"):
+        return ""
+    _, sep, port = netloc.rpartition(":")
+    return port if sep and port and not all(p.isdigit() for p in port.split(",")) else ""
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,15 @@ def parse_store_url(url: str | None) -> StoreLocation:
     text = url.strip()
     low = text.lower()
     if low.startswith(("postgresql://", "postgres://", "postgresql+psycopg://")):
+        try:
+            netloc = urlsplit(text).netloc
+        except ValueError:
+            netloc = ""
+        if hidden_port(netloc):
+            raise InvalidInput(
+                f"store URL {display_url(text)!r} has a port that is not a number (a password without the '@' "
+                "after it?); write postgresql://USER:PASSWORD@HOST/DATABASE"
+            )
         return StoreLocation("postgres", text)
     if low.startswith("sqlite:"):
         if not low.startswith("sqlite:///"):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from ...display import json_safe
+from ...files import write_whole
 from ..options import Subject, state
 from ..render.data import render_bundle_written, render_replay, render_verify
 from ..render.memory import render_import
@@ -51,7 +51,8 @@ def register(app: typer.Typer) -> None:
             s.memory, subject=subject, predicate=predicate, as_of=instant(as_of, "--as-of"), recorded=recorded
         )
         if output_file:
-            Path(output_file).write_bytes(encode_bundle(bundle))
+            text = encode_bundle(bundle).decode("utf-8")
+            write_whole(output_file, lambda f: f.write(text), "write the bundle to")
             st.output.emit(
                 {"file": output_file, "digest": bundle["digest"], "events": len(bundle["events"])},
                 render_bundle_written,

@@ -27,10 +27,18 @@ from psycopg.types import TypeInfo
 from ... import clock
 from ...errors import NotFound, ReadOnlyStore, StorageError
 from ..base import Backend, check_collection
-from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
-from ..urls import display_url
+from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, guards_broken, newer_schema, older_schema
+from ..urls import display_url, hidden_port
 from . import meanings
-from .schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK, SECONDARY_INDEXES
+from .schema import (
+    ADDED_TRIGGER_NAMES,
+    ADDED_TRIGGERS,
+    LOCK_CLASS,
+    SCHEMA,
+    SCHEMA_LOCK,
+    SECONDARY_INDEXES,
+    TRIGGER_NAMES,
+)
 from .store import PostgresStore, one_row
 
 CONNECT_TIMEOUT_S = 10
@@ -48,6 +56,7 @@ def _secrets(url: str) -> list[str]:
     try:
         parts = urlsplit(url)
         found.append(parts.password or "")
+        found.append(hidden_port(parts.netloc))
         found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if "password" in k.lower()]
     except ValueError:  # not parseable as a URL: the patterns above still apply
         pass
@@ -131,6 +140,8 @@ class PostgresBackend(Backend):
             with self.connection("opening the store") as conn:
                 self.role, self.database = one_row(conn.execute("SELECT current_user, current_database()"))
                 self._open_schema(conn)
+                if not self.read_only:
+                    self._check_guards(conn)
                 self._check_privileges(conn)
                 self._load_vector_type(conn)
             if not self.read_only:
@@ -370,12 +381,47 @@ class PostgresBackend(Backend):
         if self.has_vector_index or self.has_meanings:
             self._tune_hnsw(conn)
 
+    def _check_guards(self, conn: psycopg.Connection) -> None:
+        """Refuse to write to a store whose append-only triggers were dropped or disabled.
+
+        A store from before ``ADDED_TRIGGERS`` gets them when its owner opens it; other
+        roles open it as it is (docs/storage.md, "Roles, privileges, read-only")."""
+        state: dict[str, str] = dict(
+            conn.execute(
+                "SELECT t.tgname, t.tgenabled FROM pg_catalog.pg_trigger t "
+                "JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid "
+                "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = %s AND NOT t.tgisinternal",
+                (SCHEMA,),
+            ).fetchall()
+        )
+        wrong = [name for name in TRIGGER_NAMES if state.get(name) not in ("O", "A")]  # O, A: enabled
+        if not wrong:
+            return
+        if set(wrong) == set(ADDED_TRIGGER_NAMES) and not set(ADDED_TRIGGER_NAMES) & state.keys():
+            (owner,) = one_row(
+                conn.execute(
+                    "SELECT pg_has_role(current_user, relowner, 'USAGE') FROM pg_catalog.pg_class "
+                    "WHERE oid = 'recall.events'::regclass"
+                )
+            )
+            if owner:
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
+                    if not conn.execute(
+                        "SELECT 1 FROM pg_catalog.pg_trigger WHERE tgname = %s", (ADDED_TRIGGER_NAMES[0],)
+                    ).fetchone():
+                        for statement in ADDED_TRIGGERS:
+                            conn.execute(statement.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1))
+            return
+        raise StorageError(guards_broken(self.url_for_display, wrong))
+
     def _check_privileges(self, conn: psycopg.Connection) -> None:
         row = one_row(
             conn.execute(
                 "SELECT has_table_privilege(e.oid, 'SELECT'), has_table_privilege(e.oid, 'INSERT'), "
                 "has_table_privilege(r.oid, 'INSERT'), has_table_privilege(c.oid, 'INSERT'), "
-                "has_table_privilege(c.oid, 'UPDATE') "
+                "has_column_privilege(c.oid, 'events', 'UPDATE') "
                 "FROM pg_catalog.pg_class e, pg_catalog.pg_class r, pg_catalog.pg_class c "
                 "WHERE e.oid = 'recall.events'::regclass AND r.oid = 'recall.event_replaces'::regclass "
                 "AND c.oid = 'recall.collections'::regclass"
@@ -393,7 +439,7 @@ class PostgresBackend(Backend):
                 for name, ok in (
                     ("INSERT on recall.events", can_insert),
                     ("INSERT on recall.event_replaces", can_link),
-                    ("UPDATE on recall.collections", can_count),
+                    ("UPDATE (events) on recall.collections", can_count),
                 )
                 if not ok
             ]

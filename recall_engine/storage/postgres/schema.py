@@ -15,7 +15,10 @@ backend.py and docs/storage.md.
 - ``TRIGGERS``: UPDATE, DELETE and TRUNCATE of ``events`` and ``event_replaces`` (and
   DELETE and TRUNCATE of ``collections``) fail with ``events are append-only``, for
   every role, the owner included; those privileges are also revoked from PUBLIC and
-  from the creating role.
+  from the creating role. ``ADDED_TRIGGERS`` (after version 2): a collection keeps its
+  id and name and its count only grows (an agent holds UPDATE on that count), and the
+  version row is never removed or lowered. Opening for writing checks that every one
+  is there and enabled (``TRIGGER_NAMES``); see docs/storage.md, "Roles".
 """
 
 from __future__ import annotations
@@ -81,3 +84,38 @@ TRIGGERS = [
     "REVOKE UPDATE, DELETE, TRUNCATE ON recall.events, recall.event_replaces FROM PUBLIC, CURRENT_USER",
     "REVOKE DELETE, TRUNCATE ON recall.collections FROM PUBLIC, CURRENT_USER",
 ]
+
+ADDED_TRIGGERS = [
+    f"""CREATE FUNCTION recall.guard_metadata() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            -- nested: plpgsql does not short-circuit AND, and each table has its own columns
+            IF TG_OP = 'UPDATE' AND TG_TABLE_NAME = 'collections' THEN
+                IF NEW.id = OLD.id AND NEW.name = OLD.name AND NEW.events >= OLD.events THEN
+                    RETURN NEW;
+                END IF;
+            ELSIF TG_OP = 'UPDATE' AND TG_TABLE_NAME = 'schema_meta' THEN
+                IF NEW.id = OLD.id AND NEW.version >= OLD.version THEN
+                    RETURN NEW;
+                END IF;
+            END IF;
+            RAISE EXCEPTION '{APPEND_ONLY}: % on recall.% is refused', TG_OP, TG_TABLE_NAME
+                USING HINT = 'a collection keeps its name and its count only grows; the schema version only rises';
+        END
+        $$""",
+    """CREATE TRIGGER collections_guard BEFORE UPDATE ON recall.collections
+        FOR EACH ROW EXECUTE FUNCTION recall.guard_metadata()""",
+    """CREATE TRIGGER schema_meta_guard BEFORE UPDATE OR DELETE ON recall.schema_meta
+        FOR EACH ROW EXECUTE FUNCTION recall.guard_metadata()""",
+    """CREATE TRIGGER schema_meta_no_truncate BEFORE TRUNCATE ON recall.schema_meta
+        FOR EACH STATEMENT EXECUTE FUNCTION recall.guard_metadata()""",
+]
+TRIGGERS += ADDED_TRIGGERS
+
+
+def _trigger_names(statements: list[str]) -> list[str]:
+    return [s.split()[2] for s in statements if s.startswith("CREATE TRIGGER")]
+
+
+# the triggers opening for writing expects, present and enabled
+TRIGGER_NAMES = _trigger_names(TRIGGERS)
+ADDED_TRIGGER_NAMES = _trigger_names(ADDED_TRIGGERS)

@@ -13,13 +13,14 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 from urllib.parse import quote
 
 from ... import clock
 from ...errors import NotFound, StorageError
 from ..base import Backend, check_collection
-from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, newer_schema, older_schema
-from .schema import SECONDARY_INDEXES, collection_tables
+from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, guards_broken, newer_schema, older_schema
+from .schema import SECONDARY_INDEXES, add_guards, check_guards, collection_tables
 from .store import SQLiteStore
 
 BUSY_TIMEOUT_MS = 10_000
@@ -50,6 +51,11 @@ class SQLiteBackend(Backend):
         exists = os.path.exists(self.path)
         if exists and os.path.isdir(self.path):
             raise StorageError(f"cannot open the store at {self.url_for_display}: it is a folder, not a file")
+        if exists and self._empty():
+            raise StorageError(
+                f"cannot open the store at {self.url_for_display}: the file is empty (0 bytes), not a recall "
+                "store; it was truncated or made by something else. Restore it, or remove it to start a new store"
+            )
         if not self.read_only:
             if exists and not (os.access(self.path, os.W_OK) and os.access(folder, os.W_OK)):
                 self.read_only = True
@@ -70,6 +76,16 @@ class SQLiteBackend(Backend):
         elif not exists:
             raise StorageError(f"no store at {self.url_for_display}; there is nothing to open read-only")
         self._open_schema()
+
+    def _empty(self) -> bool:
+        """An empty file, which SQLite would take as a new database. A store is never empty
+        on disk, except for the instant between its creator's connect and its first pragma
+        (then it has 4 KiB and a -wal beside it): that instant is waited out, briefly."""
+        for _ in range(10):
+            if os.path.getsize(self.path) > 0 or os.path.exists(self.path + "-wal"):
+                return False
+            time.sleep(0.05)
+        return True
 
     # --- connections ---------------------------------------------------------
 
@@ -114,6 +130,8 @@ class SQLiteBackend(Backend):
                     raise StorageError(older_schema(self.url_for_display, version))
                 return
             conn.execute("PRAGMA journal_mode = WAL")
+            if self._intact(conn):
+                return  # nothing to write: no write lock, so opening never waits for a writer
             if self._version(conn) < SCHEMA_VERSION:
                 # SQLAlchemy builds the schema (models.py): imported only to create or
                 # upgrade, and before taking the write lock, not while holding it
@@ -130,6 +148,7 @@ class SQLiteBackend(Backend):
                 for name, sql in SECONDARY_INDEXES.items():
                     if name not in present:  # a bulk import that did not finish
                         conn.execute(sql)
+                self._guard(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -142,6 +161,25 @@ class SQLiteBackend(Backend):
             self.close()
             raise
 
+    def _guard(self, conn: sqlite3.Connection) -> bool:
+        """Refuse a store whose append-only guards were dropped or altered (docs/storage.md,
+        "Append-only in the database"); True when they are all there."""
+        wrong, only_added = check_guards(conn, [r[0] for r in conn.execute("SELECT id FROM collections")])
+        if wrong and not only_added:
+            raise StorageError(guards_broken(self.url_for_display, wrong))
+        if only_added and conn.in_transaction:
+            add_guards(conn)
+        return not wrong
+
+    def _intact(self, conn: sqlite3.Connection) -> bool:
+        """The schema is current, its indexes and guards in place: opening writes nothing."""
+        version = self._version(conn)
+        self._check_version(version)
+        if version < SCHEMA_VERSION:
+            return False
+        present = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        return all(name in present for name in SECONDARY_INDEXES) and self._guard(conn)
+
     def _version(self, conn: sqlite3.Connection) -> int:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "schema_meta" not in names:
@@ -152,7 +190,14 @@ class SQLiteBackend(Backend):
                 )
             return 0
         row = conn.execute("SELECT version FROM schema_meta WHERE id = 1").fetchone()
-        return int(row[0]) if row else 0
+        if row is None or (int(row[0]) == 0 and "events" in names):
+            # the version row is written with the tables, in one transaction
+            raise StorageError(
+                f"the store at {self.url_for_display} has lost its schema version (the row of schema_meta): "
+                "it was changed outside recall-admin, so it cannot be opened or upgraded safely; "
+                "restore it from a copy you trust"
+            )
+        return int(row[0])
 
     def _check_version(self, version: int) -> None:
         if version > SCHEMA_VERSION:
@@ -175,7 +220,10 @@ class SQLiteBackend(Backend):
                 raise NotFound(f"no collection {collection!r} in the store at {self.url_for_display}{known}")
             try:
                 conn.execute("BEGIN IMMEDIATE")
-                conn.execute("INSERT OR IGNORE INTO collections (name) VALUES (?)", (collection,))
+                conn.execute(  # another process may have created it since the read above
+                    "INSERT INTO collections (name) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM collections WHERE name = ?)",
+                    (collection, collection),
+                )
                 (cid,) = conn.execute("SELECT id FROM collections WHERE name = ?", (collection,)).fetchone()
                 for statement in collection_tables(cid):
                     conn.execute(statement)

@@ -8,7 +8,11 @@ are defined once in ../models.py; docs/storage.md describes the layout. Here:
   drops and rebuilds (plain SQL: the backend rebuilds missing ones on every open
   without importing SQLAlchemy).
 - ``TRIGGERS``: UPDATE and DELETE of ``events`` and ``event_replaces``, and DELETE of
-  ``collections``, fail with ``events are append-only``.
+  ``collections``, fail with ``events are append-only``; so does an insert that would
+  replace a stored event or collection, renaming a collection or lowering its count,
+  and removing or lowering the schema version (``ADDED_TRIGGERS``).
+- ``check_guards(conn, cids)``: what opening for writing checks (every trigger there,
+  as written here); ``add_guards`` gives a store from before ``ADDED_TRIGGERS`` them.
 - ``collection_tables(id)``: per collection, named by its integer id (never by its
   name): ``event_text_<id>``, a contentless FTS5 index over ``search_text(event)``
   whose rowid is the event's position; ``event_vocab_<id>``, its word frequencies;
@@ -20,6 +24,8 @@ are defined once in ../models.py; docs/storage.md describes the layout. Here:
 """
 
 from __future__ import annotations
+
+import sqlite3
 
 from ..common import APPEND_ONLY
 
@@ -46,6 +52,31 @@ TRIGGERS = [
     for op in ops
 ]
 
+# Guards added after version 2 (docs/storage.md, "Append-only in the database"). The
+# internal delete of INSERT OR REPLACE fires no DELETE trigger, so an insert that
+# would collide with a stored row is refused before it happens; a collection keeps its
+# id and name and its count only grows; the version row is never removed or lowered.
+# A store from before them gets them at its first open for writing.
+ADDED_TRIGGERS = [
+    "CREATE TRIGGER events_no_replace BEFORE INSERT ON events "
+    "WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position) "
+    "OR EXISTS (SELECT 1 FROM events WHERE collection_id = NEW.collection_id AND id = NEW.id) "
+    f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END",
+    "CREATE TRIGGER collections_no_replace BEFORE INSERT ON collections "
+    "WHEN EXISTS (SELECT 1 FROM collections WHERE id = NEW.id OR name = NEW.name) "
+    f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END",
+    "CREATE TRIGGER collections_no_rename BEFORE UPDATE ON collections "
+    "WHEN NEW.id IS NOT OLD.id OR NEW.name IS NOT OLD.name OR NEW.events < OLD.events "
+    f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END",
+    f"CREATE TRIGGER schema_meta_no_delete BEFORE DELETE ON schema_meta BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END",
+    "CREATE TRIGGER schema_meta_no_insert BEFORE INSERT ON schema_meta WHEN EXISTS (SELECT 1 FROM schema_meta) "
+    f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END",
+    "CREATE TRIGGER schema_meta_no_downgrade BEFORE UPDATE ON schema_meta "
+    "WHEN NEW.id IS NOT OLD.id OR NEW.version < OLD.version "
+    f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END",
+]
+TRIGGERS += ADDED_TRIGGERS
+
 
 def collection_tables(cid: int) -> list[str]:
     """The tables of one collection (unchanged since version 1), created with the collection."""
@@ -66,3 +97,35 @@ def collection_tables(cid: int) -> list[str]:
         f"""CREATE TRIGGER IF NOT EXISTS event_vectors_{cid}_no_delete BEFORE DELETE ON event_vectors_{cid}
             BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END""",
     ]
+
+
+def _trigger_name(statement: str) -> str:
+    return statement.split()[2] if statement.split()[2] != "IF" else statement.split()[5]
+
+
+def _normal(statement: str) -> str:
+    return " ".join(statement.replace("IF NOT EXISTS ", "").split())
+
+
+def check_guards(conn: sqlite3.Connection, cids: list[int]) -> tuple[list[str], bool]:
+    """The append-only triggers that are missing or not as written here (empty: intact),
+    and whether they are exactly ``ADDED_TRIGGERS`` of a store from before them (none of
+    them there, all the others intact), which ``add_guards`` installs. Reads only."""
+    expected = {_trigger_name(s): s for s in TRIGGERS}
+    for cid in cids:
+        expected.update(
+            (_trigger_name(s), s) for s in collection_tables(cid) if s.lstrip().startswith("CREATE TRIGGER")
+        )
+    present = {
+        n: " ".join((sql or "").split())
+        for n, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'")
+    }
+    added = {_trigger_name(s) for s in ADDED_TRIGGERS}
+    wrong = [n for n, s in expected.items() if present.get(n) != _normal(s)]
+    return wrong, bool(wrong) and set(wrong) == added and not added & present.keys()
+
+
+def add_guards(conn: sqlite3.Connection) -> None:
+    """Install ``ADDED_TRIGGERS`` (inside the caller's write transaction)."""
+    for statement in ADDED_TRIGGERS:
+        conn.execute(statement)

@@ -1,0 +1,40 @@
+"""Every console view shows text from agents with its control characters escaped (issue 11):
+an ESC sequence in a value, a note, evidence or a subject reaches no widget raw."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import DataTable
+
+from .conftest import FIXED_NOW, SIZE, idle, ready, run, wait_for
+
+TITLE = "zsh\x1b]0;PWNED\x07"  # OSC 0: set the window title
+CLEAR = "x\x1b[2J\u009b31m"  # clear the screen; a one-byte C1 CSI
+
+
+def test_every_view_escapes_control_characters(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            m = app.memory
+            m.remember("user", "likes", TITLE, at=FIXED_NOW - 30, evidence=CLEAR)
+            m.remember("user", "note", "I use " + TITLE + " as my shell", at=FIXED_NOW - 20)
+            m.remember("user", "dislikes", TITLE, at=FIXED_NOW - 10)  # a conflict: one value, two names
+            await pilot.press("ctrl+r")
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: any("PWNED" in str(r.values) for r in pairs.rows), what="the values")
+            await idle(pilot)
+            table = app.main.query_one("#pairs-table", DataTable)
+            table.move_cursor(row=table.get_row_index("likes"))
+            for key in ("1", "2", "3", "4", "5", "6", "7"):  # pairs, history, explain, diff, registry, queues, plan
+                await pilot.press(key)
+                await idle(pilot)
+                shot = app.export_screenshot()
+                assert not [c for c in ("\x1b", "\x07", "\u009b") if c in shot], key
+            await pilot.press("2")
+            await idle(pilot)
+            assert "\\x1b]0;PWNED" in app.export_screenshot()
+
+    run(scenario())
