@@ -28,7 +28,7 @@ from psycopg import sql
 from ...errors import StorageError
 from ...sentence import DIMENSIONS
 from ..base import Hit
-from .schema import SCHEMA
+from .schema import LOCK_CLASS, SCHEMA, SCHEMA_LOCK
 
 if TYPE_CHECKING:
     from ...records import Event
@@ -47,6 +47,8 @@ def ensure(conn: psycopg.Connection, vector_schema: str) -> bool:
         return True
     try:
         with conn.transaction():
+            # two processes opening a new store at once: IF NOT EXISTS alone races in the catalog
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, SCHEMA_LOCK))
             conn.execute(
                 sql.SQL(
                     "CREATE TABLE IF NOT EXISTS recall.{} ("
