@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         from ...transfer import import_file
 
         st = state(ctx)
-        s = st.session()
+        s = st.session(create=True)
         if file != "-" and os.path.isfile(file) and os.path.getsize(file) > BIG_IMPORT_BYTES:
             st.output.message(f"Checking every line of {file} before writing anything...")
         with Progress(st.output, "Importing", min_total=IMPORT_MIN_EVENTS) as bar:
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         from ...demo import seed_demo
 
         st = state(ctx)
-        s = st.session()
+        s = st.session(create=True)
         with Progress(st.output, "Seeding", total=events or 0, min_total=DEMO_MIN_EVENTS) as bar:
             data = seed_demo(
                 s.backend, s.store, s.collection, events=events, seed=seed, operator=s.operator, progress=bar.update
