@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Union
 
+from rich._ratio import ratio_reduce
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -82,6 +83,18 @@ class FitTable(Table):
         super().add_row(*renderables, **kwargs)
         self._fit_rows.append(renderables)
 
+    def _calculate_column_widths(self, console: Console, options: ConsoleOptions) -> list[int]:
+        # Rich narrows an over-wide table column by column without looking at the longest
+        # word, so it cuts words that would fit; here a column gives up only what it has
+        # beyond its longest token (the stacked layout takes over when that is not enough)
+        ranges = [self._measure_column(console, options.update_width(1 << 20), c) for c in self.columns]
+        widths = [r.maximum or 1 for r in ranges]
+        excess = sum(widths) - options.max_width
+        slack = [r.maximum - r.minimum for r in ranges]
+        if excess <= 0 or self.expand or sum(slack) < excess:
+            return super()._calculate_column_widths(console, options)
+        return ratio_reduce(excess, slack, slack, widths)
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         # the narrowest this table gets with every token whole (measured without the cap
         # that Measurement.get applies at the available width)
@@ -98,7 +111,7 @@ class FitTable(Table):
             grid.add_column(style="bold", no_wrap=True, min_width=key_width)
             grid.add_column(overflow="fold")
             for head, cell in zip(heads, row, strict=False):
-                if cell is None or (isinstance(cell, (str, Text)) and not str(cell).strip()):
+                if not str(head) or cell is None or (isinstance(cell, (str, Text)) and not str(cell).strip()):
                     continue
                 grid.add_row(head, cell)
             if i:

@@ -20,7 +20,7 @@ from rich.text import Text
 from recall_engine.values import value_key, value_text
 
 from ...display import visible
-from . import names, txt, values_text
+from . import FitTable, names, txt, values_text
 
 # Risk flags (governance._risks) and how loudly to show them.
 RISK_STYLES = {
@@ -97,15 +97,16 @@ def changes_table(
     rows = list(changes)
     merged = merged or {}
     as_of = any("before_as_of" in c for c in rows)
-    t = Table(title="Changes", title_justify="left", show_lines=False, expand=False)
-    t.add_column("subject", style="cyan", no_wrap=True)
-    t.add_column("predicate", style="magenta", no_wrap=True)
-    t.add_column("before", style="red")
+    # values are never cut short with an ellipsis: they wrap between words, or the rows stack
+    t = FitTable(title="Changes", title_justify="left", show_lines=False, expand=False)
+    t.add_column("subject", style="cyan", overflow="fold")
+    t.add_column("predicate", style="magenta", overflow="fold")
+    t.add_column("before", style="red", overflow="fold")
     t.add_column("", no_wrap=True)
-    t.add_column("after", style="green")
+    t.add_column("after", style="green", overflow="fold")
     if as_of:
-        t.add_column("as of: before → after")
-    t.add_column("history", no_wrap=True)
+        t.add_column("as of: before → after", overflow="fold")
+    t.add_column("history", overflow="fold")
     for c in rows[:limit]:
         before, after = c.get("before", []), c.get("after", [])
         same = _keys(before) == _keys(after)
@@ -166,7 +167,7 @@ def notes_table(details: Mapping[str, Any]) -> Table | None:
     notes = details.get("notes") if isinstance(details, Mapping) else None
     if not notes:
         return None
-    t = Table(title="Notes", title_justify="left")
+    t = FitTable(title="Notes", title_justify="left")
     t.add_column("note event", no_wrap=True)
     t.add_column("subject", style="cyan", no_wrap=True)
     t.add_column("note")
