@@ -476,7 +476,8 @@ class Memory:
         out: list[Belief] = []
         for q in sorted(preds - {p}):
             for b in fold(self.pair_input(s, q, tl), s, q, tl, at):
-                out.append(b)
+                if b.key == stored.key:  # only the same value held elsewhere (docs/memory.md)
+                    out.append(b)
         return out
 
     def _define_record(
