@@ -100,3 +100,21 @@ def test_remember_relates_only_the_same_value_held_elsewhere(any_cli: Cli):
     related = cli.ok("remember", "u", "prefers_editor", "vim")["related"]
     assert [(b["predicate"], b["value"]) for b in related] == [("uses_technology", "vim")]
     assert cli.ok("remember", "u", "prefers_editor", "emacs")["related"] == []
+
+
+def test_a_registry_load_preview_shows_each_predicate_field_by_field(any_cli: Cli, tmp_path):
+    cli = any_cli
+    cli.ok("init", "--registry", "personal-assistant")
+    cli.ok("remember", "u", "likes", "jam", "--at", "2026-01-01")
+    cli.ok("remember", "u", "likes", "tea", "--at", "2026-01-02")
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        "registry: mine\npredicates:\n"
+        "  likes:\n    cardinality: single\n    value_type: string\n    description: liked\n"
+        "  hobby:\n    cardinality: multi\n    value_type: string\n",
+        encoding="utf-8",
+    )
+    out = " ".join(cli.run("registry", "load", str(path), json_mode=False, env={"COLUMNS": "200"}).stdout.split())
+    assert "Predicates: + hobby: new, multi-valued string" in out
+    assert "~ likes: cardinality multi → single;" in out and "→ liked; excludes dislikes → —" in out
+    assert "VALUES_HIDDEN" in out and "WHOLE_LOG" in out

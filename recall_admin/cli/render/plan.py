@@ -87,6 +87,40 @@ def ops_lines(plan: Mapping[str, Any]) -> list[str]:
     return [visible(x) for x in out]
 
 
+def _field_text(v: Any) -> str:
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v) or "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v) if v not in (None, "") else "—"
+
+
+def predicates_text(details: Mapping[str, Any]) -> Text | None:
+    """A registry load, predicate by predicate: new, changed (each field before → after), unchanged."""
+    preds = details.get("predicates")
+    if not isinstance(preds, list) or not preds:
+        return None
+    out = Text()
+    same = [p.get("name", "") for p in preds if p.get("status") == "unchanged"]
+    for p in preds:
+        status, name = p.get("status"), visible(p.get("name", ""))
+        if status == "new":
+            d = p.get("definition") or {}
+            out.append(
+                f"  + {name}: new, {d.get('cardinality', '?')}-valued {d.get('value_type') or 'string'}\n", "green"
+            )
+        elif status == "changed":
+            fields = "; ".join(
+                f"{k} {visible(_field_text(f.get('before')))} → {visible(_field_text(f.get('after')))}"
+                for k, f in (p.get("fields") or {}).items()
+            )
+            out.append(f"  ~ {name}: {fields}\n", "yellow")
+    if same:
+        out.append(f"  = unchanged: {visible(', '.join(same))}\n", "dim")
+    out.rstrip()
+    return out
+
+
 def changes_table(
     changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS, merged: Mapping[str, str] | None = None
 ) -> Table:
@@ -226,6 +260,9 @@ def preview_group(data: Mapping[str, Any]) -> Group:
     ops = ops_lines(plan)
     if ops:
         parts.append(Text("Appends:\n" + "\n".join(f"  + {line}" for line in ops), style="green"))
+    predicates = predicates_text(plan.get("details", {}))
+    if predicates is not None:
+        parts.append(Text("Predicates:", style="bold") + Text("\n") + predicates)
     changes = imp.get("changes", [])
     if changes:
         merged = {op["name"]: op["into"] for op in plan.get("ops", []) if op.get("op") == "merge" and op.get("into")}
