@@ -10,6 +10,8 @@ from recall_engine.memory import Memory
 from recall_engine.text import NOTE
 from recall_engine.vocabulary import DEFAULT_THRESHOLD
 
+from .vocab import never_pairs
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -30,7 +32,8 @@ def lint(memory: Memory, *, threshold: float = DEFAULT_THRESHOLD, note_sample: i
         counts[c] = counts.get(c, 0) + n
     out: list[Finding] = []
     names = sorted(n for n in preds if n != NOTE)
-    for a, b, s in near_duplicates({n: preds[n] for n in names}, threshold):
+    # a pair an operator marked "never merge" is no finding either (docs/review-queues.md)
+    for a, b, s in near_duplicates({n: preds[n] for n in names}, threshold, skip=never_pairs(memory)):
         out.append(
             Finding(
                 "near_duplicate",

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from recall_engine.errors import InvalidInput
+from recall_engine.errors import InvalidInput, NotFound
 from recall_engine.memory import Memory
 from recall_engine.storage.base import Backend, Store, check_collection
 
@@ -81,12 +81,15 @@ class Session:
         match_threshold: float | None = None,
     ) -> Session:
         """Open the backend named by ``store_url`` (None: the default SQLite file) and
-        one collection of it. ``create`` makes the collection when it does not exist
-        yet (never on a read-only store)."""
+        one collection of it. ``create`` makes the store file and the collection when
+        they do not exist yet (never on a read-only store); without it a missing one is
+        ``NotFound`` and nothing is written (docs/governance.md, "Reads never write")."""
         from recall_engine.storage import open_backend
 
         check_collection(collection)
         op = default_operator() if operator is None else check_operator(operator)
+        if not create:
+            _check_store_file(store_url)
         backend = open_backend(store_url, read_only=read_only)
         try:
             store = backend.store(collection, create=create and not read_only)
@@ -119,6 +122,18 @@ class Session:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_store_file(store_url: str | None) -> None:
+    """A read of a SQLite store file that does not exist is refused before SQLite creates it."""
+    from recall_engine.storage.urls import parse_store_url
+
+    where = parse_store_url(store_url)
+    if where.kind == "sqlite" and not os.path.exists(where.target):
+        raise NotFound(
+            f"no store at {display_url(store_url or where.target)} (no such file): nothing to read; "
+            "`recall-admin init` (or demo, remember, import) creates it"
+        )
 
 
 def env_default(name: str, default: str | None = None) -> str | None:

@@ -219,6 +219,7 @@ class Cluster:
     into: str
     reason: str
     cardinality_differs: bool = False
+    threshold: float | None = None  # the --threshold it was found at, when not the default
 
     @property
     def score(self) -> float:
@@ -231,6 +232,11 @@ class Cluster:
     def commands(self) -> list[str]:
         return [f"recall-admin merge {n} {self.into}" for n in self.merges]
 
+    def _at(self) -> str:
+        # a printed id must work in the command it names: that command finds the cluster
+        # again at the same threshold (docs/review-queues.md)
+        return "" if self.threshold is None else f" --threshold {self.threshold:g}"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -242,8 +248,8 @@ class Cluster:
                 "merge": self.merges,
                 "reason": self.reason,
                 "commands": self.commands(),
-                "stage": f"recall-admin vocab merge {self.id}",
-                "never": f"recall-admin vocab never {self.id}",
+                "stage": f"recall-admin vocab merge {self.id}{self._at()}",
+                "never": f"recall-admin vocab never {self.id}{self._at()}",
                 **(
                     {"risk": "cardinality differs: the merged history folds under the target's rules"}
                     if self.cardinality_differs
@@ -318,17 +324,23 @@ def suggest(memory: Memory, threshold: float | None = None, *, include_never: bo
         pairs = [e for e in edges if find(e[0]) == find(names[0])]
         into, why = direction(names, facts)
         cards = {defs[n].cardinality for n in names}
-        out.append(Cluster(cluster_id(names), names, pairs, into, why, len(cards) > 1))
+        at = None if threshold is None or threshold == memory.match_threshold else threshold
+        out.append(Cluster(cluster_id(names), names, pairs, into, why, len(cards) > 1, at))
     out.sort(key=lambda c: (-c.score, c.names))
     return out
 
 
-def find_cluster(memory: Memory, ident: str) -> Cluster:
+def _not_found(ident: str, threshold: float | None, what: str) -> NotFound:
+    at = "" if threshold is None else f" at --threshold {threshold:g}"
+    return NotFound(f"no {what} {ident!r}{at} (ids come from `vocab suggest`, with the same --threshold)")
+
+
+def find_cluster(memory: Memory, ident: str, threshold: float | None = None) -> Cluster:
     ident = (ident or "").strip()
-    for c in suggest(memory, include_never=False):
+    for c in suggest(memory, threshold, include_never=False):
         if c.id == ident:
             return c
-    raise NotFound(f"no open suggestion {ident!r} (ids come from `vocab suggest`)")
+    raise _not_found(ident, threshold, "open suggestion")
 
 
 def merge_plan(stager: Stager, cluster: Cluster, into: str | None = None, reason: str = "") -> Plan:
@@ -354,14 +366,16 @@ def merge_plan(stager: Stager, cluster: Cluster, into: str | None = None, reason
     )
 
 
-def resolve_pairs(memory: Memory, target: str, other: str | None) -> list[tuple[str, str]]:
-    """``vocab never`` arguments: a cluster id, ``A B``, or ``A,B``."""
+def resolve_pairs(
+    memory: Memory, target: str, other: str | None, threshold: float | None = None
+) -> list[tuple[str, str]]:
+    """``vocab never`` arguments: a cluster id (found at ``threshold``), ``A B``, or ``A,B``."""
     target = (target or "").strip()
     if other is None and target.startswith("v-"):
-        for c in suggest(memory, include_never=True):
+        for c in suggest(memory, threshold, include_never=True):
             if c.id == target:
                 return [(a, b) for a, b, _ in c.pairs]
-        raise NotFound(f"no suggestion {target!r} (ids come from `vocab suggest`)")
+        raise _not_found(target, threshold, "suggestion")
     if other is None:
         for sep in (",", "+", "/"):
             if sep in target:

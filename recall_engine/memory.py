@@ -652,7 +652,9 @@ class Memory:
                 preds.add(c)
         out: list[Belief] = []
         for q in sorted(preds - {p}):
-            out.extend(self._fold_pair(s, q, tl, at))
+            for b in self._fold_pair(s, q, tl, at):
+                if b.key == stored.key:  # only the same value held elsewhere (docs/memory.md)
+                    out.append(b)
         return out
 
     def _define_record(

@@ -105,6 +105,7 @@ class RecallApp(ServiceCalls, App[None]):
             self.collection,
             self.operator_name,
             self.open_read_only,
+            create=False,  # a read never creates a store (docs/governance.md, "Reads never write")
             match_threshold=self.match_threshold,
             then=self._opened,
             failed=self._open_failed,

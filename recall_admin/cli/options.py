@@ -47,7 +47,10 @@ class State:
     def json_mode(self) -> bool:
         return self.output.json_mode
 
-    def session(self, *, create: bool = True) -> Session:
+    def session(self, *, create: bool = False) -> Session:
+        """The invocation's session. Only the commands that create a store say ``create``
+        (init, demo, remember, registry load --apply, the imports): every other command
+        on a missing store file or collection is ``not_found`` and writes nothing."""
         if self._session is None:
             from ..session import Session
 
@@ -168,7 +171,7 @@ def run_plan(
 
     st = state(ctx)
     when = instant(as_of, "--as-of")
-    s = st.session(create=False)
+    s = st.session(create=apply and getattr(build, "creates", False))
     stager = governance.Stager(s.memory, s.collection, s.operator)
     plan = build(stager)
     with Progress(st.output, "Previewing", after_seconds=PREVIEW_AFTER_SECONDS) as progress:

@@ -29,8 +29,8 @@ def test_serve_refuses_limits_that_are_not_positive(tmp_path):
 
 def test_a_read_only_mcp_server_needs_an_existing_store(tmp_path):
     code, doc = run("--store", f"sqlite:///{tmp_path / 'missing.db'}", "mcp")
-    assert code == 1 and doc["error"]["code"] == "storage_error"
-    assert "there is nothing to open read-only" in doc["error"]["message"]
+    assert code == 1 and doc["error"]["code"] == "not_found"  # reads never create a store
+    assert "(no such file): nothing to read" in doc["error"]["message"]
     assert not os.path.exists(tmp_path / "missing.db")
 
 

@@ -111,9 +111,11 @@ def test_bad_store_url_is_refused_without_showing_its_password(cli):
 
 
 def test_store_in_a_missing_folder(cli, tmp_path):
-    err = cli.fail("recall", "user", store=f"sqlite:///{tmp_path / 'no' / 'such' / 'r.db'}")
+    err = cli.fail("init", store=f"sqlite:///{tmp_path / 'no' / 'such' / 'r.db'}")
     assert err["code"] == "storage_error"
     assert "does not exist" in err["message"]
+    err = cli.fail("recall", "user", store=f"sqlite:///{tmp_path / 'no' / 'such' / 'r.db'}")
+    assert err["code"] == "not_found"  # a read: nothing to read there
 
 
 def test_bad_collection_name(cli):
@@ -132,7 +134,7 @@ def test_read_only_store_refuses_a_write(coding):
 
 def test_read_only_missing_store_or_collection(cli, tmp_path):
     err = cli.fail("--read-only", "recall", "user", store=f"sqlite:///{tmp_path / 'none.db'}")
-    assert "nothing to open read-only" in err["message"]
+    assert err["code"] == "not_found" and "nothing to read" in err["message"]
     cli.ok("init")
     err = cli.fail("--read-only", "--collection", "other", "recall", "user")
     assert err["code"] == "not_found"
@@ -153,7 +155,7 @@ def test_malformed_registry_file_names_file_and_line(cli, tmp_path):
     err = cli.fail("init", "--registry", str(path))
     assert err["code"] == "invalid_registry_file"
     assert err["message"].startswith(f"{path}:4")
-    assert cli.ok("registry", "log") == {"changes": []}  # nothing declared
+    assert cli.fail("registry", "log")["code"] == "not_found"  # nothing declared, no store created
 
 
 def test_registry_files_that_disagree_on_a_rule(cli, tmp_path):

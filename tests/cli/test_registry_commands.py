@@ -36,6 +36,8 @@ def test_registry_list_shows_every_predicate_with_its_rules(coding):
 
 
 def test_registry_list_of_an_empty_store_has_only_note(cli):
+    assert cli.fail("registry", "list")["code"] == "not_found"  # no store yet: a read creates none
+    cli.ok("init")
     data = cli.ok("registry", "list")
     assert [p["name"] for p in data["predicates"]] == ["note"]
     assert cli.ok("registry", "log") == {"changes": []}

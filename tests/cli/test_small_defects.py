@@ -102,3 +102,36 @@ def test_promote_define_normalises_the_new_name_in_the_service(cli: Cli):
     data = cli.ok("notes", "promote", "Shell Used", "--define", "--note", f"{n}=fish", "--apply")
     assert data["applied"]
     assert json.dumps(cli.ok("recall", "u1", "shell_used")["beliefs"][0]["value"]) == '"fish"'
+
+
+BOX = re.compile(r"[\s│┃━─╇┡┩┏┓┗┛┳┻╋┼┬┴├┤└┘┌┐═║]+")
+
+NARROW_COMMANDS = [
+    ("conflicts", "list", "--all"),
+    ("conflicts", "list", "--subject", "user"),
+    ("vocab", "suggest", "--threshold", "0.6"),
+    ("vocab", "list", "--all"),
+    ("notes", "list"),
+    ("notes", "clusters"),
+    ("registry", "log"),
+    ("registry", "list"),
+    ("registry", "lint"),
+    ("registry", "show", "likes"),
+    ("recall", "user"),
+    ("history", "user", "likes"),
+    ("explain", "user", "likes", "--as-of", "2026-11-01"),
+    ("redefine", "likes", "--cardinality", "single", "--retroactive"),
+]
+
+
+@pytest.mark.parametrize("args", NARROW_COMMANDS, ids=lambda a: " ".join(a))
+def test_tables_at_80_columns_never_split_a_token(demo: Cli, args):
+    """Every token shown at 80 columns is a whole token of the same output at 400 columns:
+    nothing (an id, a name, a word) is cut in two to fit the width."""
+    wide = demo.run(*args, json_mode=False, env={"COLUMNS": "400"})
+    narrow = demo.run(*args, json_mode=False, env={"COLUMNS": "80"})
+    assert wide.exit_code == narrow.exit_code == 0, (narrow.stdout, narrow.stderr)
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    whole = set(BOX.split(wide.stdout))
+    split = [t for t in BOX.split(narrow.stdout) if t not in whole]
+    assert split == [], narrow.stdout

@@ -480,7 +480,22 @@ def test_a_store_that_cannot_open_shows_an_error_screen(tmp_path: Any) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await wait_for(pilot, lambda: app.errors, what="the error")
             text = str(app.main.query_one("#startup-error").render())
-            assert "Cannot open the store" in text and "does not exist" in text
+            assert "Cannot open the store" in text and "no such file" in text
+
+    run(scenario())
+
+
+def test_a_missing_store_file_is_not_found_on_screen_and_is_not_created(tmp_path: Any) -> None:
+    async def scenario() -> None:
+        from recall_tui.app import RecallApp
+
+        app = RecallApp(f"sqlite:///{tmp_path}/never.db")
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.errors, what="the error")
+            text = str(app.main.query_one("#startup-error").render())
+            assert "Cannot open the store" in text and "nothing to read" in text
+            assert app.session is None and app.stager is None  # nothing to stage
+        assert not (tmp_path / "never.db").exists()
 
     run(scenario())
 

@@ -108,4 +108,4 @@ def register(app: typer.Typer) -> None:
 
         st = state(ctx)
         data = read_bundle(file)
-        st.output.emit(import_bundle(st.session().memory, data), render_import)
+        st.output.emit(import_bundle(st.session(create=True).memory, data), render_import)

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         from ...transfer import import_file, import_statements
 
         st = state(ctx)
-        s = st.session()
+        s = st.session(create=True)
         if statements:
             with Progress(st.output, "Remembering", min_total=IMPORT_MIN_EVENTS) as bar:
                 result = import_statements(s.memory, file, progress=bar.update)
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         from ...demo import seed_demo
 
         st = state(ctx)
-        s = st.session()
+        s = st.session(create=True)
         with Progress(st.output, "Seeding", total=events or 0, min_total=DEMO_MIN_EVENTS) as bar:
             data = seed_demo(
                 s.backend, s.store, s.collection, events=events, seed=seed, operator=s.operator, progress=bar.update

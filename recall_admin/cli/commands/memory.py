@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
 
         st = state(ctx)
         files = [load_starter(r) for r in registry or []]
-        s = st.session()
+        s = st.session(create=True)
         result = sync_registry(s.memory, files, s.operator, open_vocabulary=open_vocabulary)
         for note in result.notes:
             st.output.message(note, style="dim")
@@ -96,7 +96,7 @@ def register(app: typer.Typer) -> None:
         from ...inputs import instant, parse_replaces, typed_value
         from ...views import remember_view
 
-        m = state(ctx).session().memory
+        m = state(ctx).session(create=True).memory
         tl = m.timeline()
         when = instant(at, "--at")
         typed = typed_value(m, predicate, value, tl)

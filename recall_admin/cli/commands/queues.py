@@ -30,6 +30,15 @@ from ..render.queues import (
     render_undismissed,
 )
 
+Threshold = Annotated[
+    float | None,
+    typer.Option(
+        "--threshold",
+        metavar="X",
+        help="Similarity from 0 to 1 (default: the engine's); ids found at one threshold are found again at it.",
+    ),
+]
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``conflicts``, ``vocab`` and ``notes`` sub-apps to the root app."""
@@ -134,13 +143,7 @@ def register(app: typer.Typer) -> None:
         st.output.emit(data, render_inbox)
 
     @vocab_app.command("suggest")
-    def vocab_suggest(
-        ctx: typer.Context,
-        threshold: Annotated[
-            float | None,
-            typer.Option("--threshold", metavar="X", help="Similarity from 0 to 1 (default: the engine's)."),
-        ] = None,
-    ) -> None:
+    def vocab_suggest(ctx: typer.Context, threshold: Threshold = None) -> None:
         """Clusters of near-duplicate predicates, each with a suggested merge and direction."""
         from ...vocab import suggest
 
@@ -160,11 +163,12 @@ def register(app: typer.Typer) -> None:
             typer.Option("--into", metavar="NAME", help="Merge into this name instead of the suggested one."),
         ] = None,
         reason: Reason = "",
+        threshold: Threshold = None,
     ) -> Build:
         """Stage a suggestion's merge as a plan (preview, then --apply)."""
         from ...vocab import find_cluster, merge_plan
 
-        return lambda st: merge_plan(st, find_cluster(st.memory, ident), into, reason)
+        return lambda st: merge_plan(st, find_cluster(st.memory, ident, threshold), into, reason)
 
     @vocab_app.command("never")
     def vocab_never(
@@ -172,13 +176,14 @@ def register(app: typer.Typer) -> None:
         target: Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="A suggestion id (v-...) or a predicate.")],
         other: Annotated[str | None, typer.Argument(metavar="[OTHER]", help="The other predicate of the pair.")] = None,
         reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why they differ.")] = "",
+        threshold: Threshold = None,
     ) -> None:
         """Never suggest merging these names again (a review_decision event)."""
         from ...vocab import never, resolve_pairs
 
         st = state(ctx)
         s = st.session(create=False)
-        pairs = resolve_pairs(s.memory, target, other)
+        pairs = resolve_pairs(s.memory, target, other, threshold)
         events = never(s.memory, pairs, s.operator, reason)
         st.output.emit({"never": [list(p) for p in pairs], "events": events}, render_never)
 

@@ -71,6 +71,7 @@ def register(registry_app: typer.Typer) -> None:
                 state(ctx).output.message(n, style="dim")
             return plan
 
+        build.creates = True  # type: ignore[attr-defined]  # --apply may create the collection
         return build
 
     @registry_app.command("lint")

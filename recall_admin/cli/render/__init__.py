@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from rich.console import Console
+from rich._ratio import ratio_reduce
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -69,8 +70,57 @@ def line(*parts: Part, style: str = "") -> Text:
     return out
 
 
+class FitTable(Table):
+    """A table that never splits a token: when its columns cannot all fit the width with
+    every id and word whole, each row is shown as a stack of ``column  value`` lines
+    instead, whose values wrap between words (docs/cli.md, "Tables")."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fit_rows: list[tuple[RenderableType | None, ...]] = []
+
+    def add_row(self, *renderables: RenderableType | None, **kwargs: Any) -> None:
+        super().add_row(*renderables, **kwargs)
+        self._fit_rows.append(renderables)
+
+    def _calculate_column_widths(self, console: Console, options: ConsoleOptions) -> list[int]:
+        # Rich narrows an over-wide table column by column without looking at the longest
+        # word, so it cuts words that would fit; here a column gives up only what it has
+        # beyond its longest token (the stacked layout takes over when that is not enough)
+        ranges = [self._measure_column(console, options.update_width(1 << 20), c) for c in self.columns]
+        widths = [r.maximum or 1 for r in ranges]
+        excess = sum(widths) - options.max_width
+        slack = [r.maximum - r.minimum for r in ranges]
+        if excess <= 0 or self.expand or sum(slack) < excess:
+            return super()._calculate_column_widths(console, options)
+        return ratio_reduce(excess, slack, slack, widths)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # the narrowest this table gets with every token whole (measured without the cap
+        # that Measurement.get applies at the available width)
+        need = self.__rich_measure__(console, options.update(width=1 << 20)).minimum
+        if need <= options.max_width or not self._fit_rows:
+            yield from super().__rich_console__(console, options)
+            return
+        if self.title:
+            yield Text(str(self.title), style="bold") if isinstance(self.title, str) else self.title
+        heads = [c.header for c in self.columns]
+        key_width = max(len(str(h)) for h in heads)
+        for i, row in enumerate(self._fit_rows):
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="bold", no_wrap=True, min_width=key_width)
+            grid.add_column(overflow="fold")
+            for head, cell in zip(heads, row, strict=False):
+                if not str(head) or cell is None or (isinstance(cell, (str, Text)) and not str(cell).strip()):
+                    continue
+                grid.add_row(head, cell)
+            if i:
+                yield Text("")
+            yield grid
+
+
 def table(*columns: str, title: str | None = None) -> Table:
-    t = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, header_style="bold")
+    t = FitTable(title=title, title_justify="left", show_edge=False, pad_edge=False, header_style="bold")
     for c in columns:
         # nothing is ever cut with an ellipsis: long cells fold onto more lines; ids never split
         t.add_column(

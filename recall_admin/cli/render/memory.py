@@ -72,6 +72,8 @@ def steps_table(
         elsewhere = [p for p in s.get("replaced", []) if p.get("predicate") not in (None, "", predicate)]
         if elsewhere:  # its own pair's are in before → after already
             action += "; replaced " + prior_text(elsewhere, predicate)
+        if s.get("stored_as") and s["stored_as"] != predicate:  # read under a merge
+            action += f" (stored as {s['stored_as']})"
         change = Text.assemble(vals(s["before"]), " → ", vals(s["after"]))
         value = (
             val(s["value"]) if s["value"] is not None else txt("all" if s["action"] == "retract_all" else "—", "dim")

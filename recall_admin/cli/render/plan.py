@@ -20,7 +20,7 @@ from rich.text import Text
 from recall_engine.values import value_key, value_text
 
 from ...display import visible
-from . import names, txt, values_text
+from . import FitTable, names, txt, values_text
 
 # Risk flags (governance._risks) and how loudly to show them.
 RISK_STYLES = {
@@ -87,6 +87,40 @@ def ops_lines(plan: Mapping[str, Any]) -> list[str]:
     return [visible(x) for x in out]
 
 
+def _field_text(v: Any) -> str:
+    if isinstance(v, list):
+        return ", ".join(str(x) for x in v) or "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    return str(v) if v not in (None, "") else "—"
+
+
+def predicates_text(details: Mapping[str, Any]) -> Text | None:
+    """A registry load, predicate by predicate: new, changed (each field before → after), unchanged."""
+    preds = details.get("predicates")
+    if not isinstance(preds, list) or not preds:
+        return None
+    out = Text()
+    same = [p.get("name", "") for p in preds if p.get("status") == "unchanged"]
+    for p in preds:
+        status, name = p.get("status"), visible(p.get("name", ""))
+        if status == "new":
+            d = p.get("definition") or {}
+            out.append(
+                f"  + {name}: new, {d.get('cardinality', '?')}-valued {d.get('value_type') or 'string'}\n", "green"
+            )
+        elif status == "changed":
+            fields = "; ".join(
+                f"{k} {visible(_field_text(f.get('before')))} → {visible(_field_text(f.get('after')))}"
+                for k, f in (p.get("fields") or {}).items()
+            )
+            out.append(f"  ~ {name}: {fields}\n", "yellow")
+    if same:
+        out.append(f"  = unchanged: {visible(', '.join(same))}\n", "dim")
+    out.rstrip()
+    return out
+
+
 def changes_table(
     changes: Iterable[Mapping[str, Any]], limit: int = MAX_ROWS, merged: Mapping[str, str] | None = None
 ) -> Table:
@@ -97,15 +131,16 @@ def changes_table(
     rows = list(changes)
     merged = merged or {}
     as_of = any("before_as_of" in c for c in rows)
-    t = Table(title="Changes", title_justify="left", show_lines=False, expand=False)
-    t.add_column("subject", style="cyan", no_wrap=True)
-    t.add_column("predicate", style="magenta", no_wrap=True)
-    t.add_column("before", style="red")
+    # values are never cut short with an ellipsis: they wrap between words, or the rows stack
+    t = FitTable(title="Changes", title_justify="left", show_lines=False, expand=False)
+    t.add_column("subject", style="cyan", overflow="fold")
+    t.add_column("predicate", style="magenta", overflow="fold")
+    t.add_column("before", style="red", overflow="fold")
     t.add_column("", no_wrap=True)
-    t.add_column("after", style="green")
+    t.add_column("after", style="green", overflow="fold")
     if as_of:
-        t.add_column("as of: before → after")
-    t.add_column("history", no_wrap=True)
+        t.add_column("as of: before → after", overflow="fold")
+    t.add_column("history", overflow="fold")
     for c in rows[:limit]:
         before, after = c.get("before", []), c.get("after", [])
         same = _keys(before) == _keys(after)
@@ -167,7 +202,7 @@ def notes_table(details: Mapping[str, Any]) -> Table | None:
     notes = details.get("notes") if isinstance(details, Mapping) else None
     if not notes:
         return None
-    t = Table(title="Notes", title_justify="left")
+    t = FitTable(title="Notes", title_justify="left")
     t.add_column("note event", no_wrap=True)
     t.add_column("subject", style="cyan", no_wrap=True)
     t.add_column("note")
@@ -226,6 +261,9 @@ def preview_group(data: Mapping[str, Any]) -> Group:
     ops = ops_lines(plan)
     if ops:
         parts.append(Text("Appends:\n" + "\n".join(f"  + {line}" for line in ops), style="green"))
+    predicates = predicates_text(plan.get("details", {}))
+    if predicates is not None:
+        parts.append(Text("Predicates:", style="bold") + Text("\n") + predicates)
     changes = imp.get("changes", [])
     if changes:
         merged = {op["name"]: op["into"] for op in plan.get("ops", []) if op.get("op") == "merge" and op.get("into")}

@@ -49,7 +49,7 @@ def changes_table(changes: Sequence[dict[str, Any]], title: str | None = None) -
             txt(c["op"]),
             txt(c["name"]),
             txt(c.get("summary", "")),
-            txt(c.get("operator") or ""),
+            txt(c.get("operator") or ("automatic" if c.get("auto") else "")),
             txt(c.get("plan") or ""),
         )
     return t
