@@ -155,6 +155,7 @@ class AnswerExplanation:
     explanation: Explanation
     in_force: Definition | None  # the predicate's rules at that instant
     deciding_record: int | None  # index in explanation.rules of the record that set them
+    writers: dict[str, dict[str, Any]] = field(default_factory=dict)  # event id -> the agent key that wrote it
 
     def to_json(self) -> dict[str, Any]:
         x = self.explanation
@@ -185,4 +186,6 @@ def explain_answer(
                 continue
             if (r.at <= x.at or r.record.retroactive) and rd.rules() == d.rules():
                 deciding = i  # the latest record that set exactly these rules by the instant
-    return AnswerExplanation(x, d, deciding)
+    from .agents.attribution import written_by
+
+    return AnswerExplanation(x, d, deciding, written_by(memory.store, [e.id for e in x.events]))

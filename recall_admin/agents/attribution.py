@@ -43,6 +43,18 @@ class AttributedStore(WrappedStore):
         return self.inner.append([*events, *(writer_record(e, self.writer) for e in events)])
 
 
+def describe_writer(writer: dict[str, Any]) -> str:
+    """A writer in a few words, for human renderings: ``key 3fa2c1d0e9b8 (team:agent-1)``.
+
+    The record's text came from the store, so whoever shows it passes it through
+    ``display.visible`` (the console's cells do)."""
+    if writer.get("key"):
+        return f"key {writer['key']}" + (f" ({writer['namespace']})" if writer.get("namespace") else "")
+    if writer.get("agent"):
+        return f"{writer['agent']}" + (f" ({writer['operator']})" if writer.get("operator") else "")
+    return ", ".join(f"{k}={v}" for k, v in sorted(writer.items()))
+
+
 def written_by(store: Store, event_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """The writer of each of these events that an agent wrote (others are left out)."""
     ids = sorted(set(event_ids))

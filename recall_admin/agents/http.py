@@ -1,13 +1,17 @@
-"""`serve`: the tools for many agents over HTTP, on the MCP SDK's own stack (Starlette, uvicorn).
+"""`serve`: the tools for many agents over HTTP (uvicorn; /mcp on the MCP SDK's own app).
 
 Routes: ``POST /mcp`` (MCP streamable HTTP, stateless, JSON answers), ``POST /v1/<tool>``
 (the tool's arguments as the JSON body), ``GET /healthz``. One gate in front of /mcp and
 /v1 reads the body up to the size limit (413), checks the bearer key (401) and the key's
 request rate (429), each refused with the CLI's JSON error envelope. The key decides the
-collection; nothing in a request names one. Engine work runs on the event loop, one call
-at a time per process; the server keeps no state a second
-server would need (keys are re-read from the store), so several servers can share one
-PostgreSQL. See docs/agents.md.
+collection; nothing in a request names one.
+
+One process holds one backend (one connection per thread) and one ``Memory`` per key for
+its whole life. Engine calls run on the event loop's own thread, one at a time: the store
+takes one writer at a time anyway, and handing each call to a worker thread and back
+cost more than the call on a busy machine. The server keeps no state a second server
+would need (new key events are read at each request, past a watermark), so several
+servers can share one PostgreSQL. See docs/agents.md.
 """
 
 from __future__ import annotations
@@ -15,11 +19,11 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from recall_engine.errors import RecallError
+from recall_engine.errors import NotFound, RecallError
 from recall_engine.storage.base import Backend
 
 from .keys import Key, KeyRing
@@ -33,17 +37,21 @@ STATUS = {
     "unauthorized": 401,
     "read_only": 403,
     "not_found": 404,
+    "method_not_allowed": 405,
     "too_large": 413,
     "rate_limited": 429,
     "internal_error": 500,
     "storage_error": 503,
 }
-GATED = ("/mcp", "/v1/")
 KEY_SCOPE = "recall.key"
 
 
 class RateLimited(RecallError):
     code = "rate_limited"
+
+
+class NotAllowed(RecallError):
+    code = "method_not_allowed"
 
 
 @dataclass
@@ -91,14 +99,6 @@ class Agents:
         self._buckets: dict[str, Bucket] = {}
         self._lock = threading.Lock()
 
-    async def engine(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Engine work, run on the event loop's own thread, one call at a time.
-
-        The store takes one writer at a time anyway; handing each call to a worker thread
-        and back cost more than the call on a busy machine (the GIL's switch interval and
-        the scheduler at every hop; benchmarks/bench_agents.py)."""
-        return fn(*args)
-
     def toolbox(self, key: Key) -> Toolbox:
         box = self._boxes.get(key.id)
         if box is None:
@@ -141,21 +141,26 @@ class Agents:
 
 
 # --- ASGI plumbing ----------------------------------------------------------------------
+#
+# /v1/<tool> and /healthz are answered here, in plain ASGI: the request is read once,
+# checked once and answered with one body. Routing them through Starlette's middleware,
+# router and request/response objects cost about as much CPU as a recall itself
+# (benchmarks/bench_agents.py). Only /mcp goes on to the MCP SDK's Starlette app, which
+# also owns the lifespan (it starts the SDK's session manager).
+
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+_JSON_HEADERS = [(b"content-type", b"application/json")]
+_BEARER_CHALLENGE = [(b"www-authenticate", b'Bearer realm="recall"')]
 
 
-async def _respond(
-    send: Callable[..., Any], status: int, doc: Any, headers: Sequence[tuple[bytes, bytes]] = ()
-) -> None:
+async def _respond(send: Send, status: int, doc: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     body = dumps(doc).encode("utf-8")
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *headers,
-            ],
+            "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode()), *(headers or ())],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -165,46 +170,46 @@ def status_of(doc: dict[str, Any]) -> int:
     return 200 if doc.get("ok") else STATUS.get(doc["error"]["code"], 400)
 
 
-async def _error(send: Callable[..., Any], e: BaseException) -> None:
-    doc = error_of(e)
-    extra = [(b"www-authenticate", b'Bearer realm="recall"')] if doc["error"]["code"] == "unauthorized" else []
+async def _reply(send: Send, doc: dict[str, Any]) -> None:
+    extra = _BEARER_CHALLENGE if not doc.get("ok") and doc["error"]["code"] == "unauthorized" else []
     await _respond(send, status_of(doc), doc, extra)
 
 
-class Gate:
-    """Body size, key and rate checks in front of /mcp and /v1; the body is read once and replayed."""
+class App:
+    """The ASGI app `serve` runs: /healthz and /v1/<tool> here, /mcp (after the same gate) in the SDK."""
 
-    def __init__(self, app: Any, agents: Agents) -> None:
-        self.app = app
+    def __init__(self, mcp_app: Any, agents: Agents) -> None:
+        self.mcp_app = mcp_app
         self.agents = agents
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith(GATED):
-            await self.app(scope, receive, send)
+    async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.mcp_app(scope, receive, send)  # the lifespan, which runs the SDK's session manager
             return
-        limit = self.agents.limits.max_body
+        path, method = scope["path"], scope["method"]
         try:
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            declared = headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > limit:
-                raise TooLarge(f"the request body is {declared} bytes; this server takes at most {limit}")
-            chunks, size, more = [], 0, True
-            while more:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise TooLarge(f"the request body is over {limit} bytes, the most this server takes")
-                chunks.append(chunk)
-                more = message.get("more_body", False)
-            key = await self.agents.engine(self.agents.keys.authenticate, headers.get("authorization"))
+            if path == "/healthz":
+                if method not in ("GET", "HEAD"):
+                    raise NotAllowed("/healthz takes GET")
+                await _reply(send, self.healthz())
+                return
+            v1 = path.startswith("/v1/")
+            if not (v1 or path == "/mcp" or path.startswith("/mcp/")):
+                raise NotFound(f"no route {path}; the routes are /mcp, /v1/<tool> and /healthz")
+            if v1 and method != "POST":
+                raise NotAllowed(f"{path} takes POST with the tool's arguments as a JSON object")
+            headers = _headers(scope)
+            body = await self._body(headers, receive)
+            if body is None:
+                return  # the client went away
+            key = self.agents.keys.authenticate(headers.get("authorization"))
             self.agents.admit(key)
         except Exception as e:  # noqa: BLE001 - every refusal is an envelope
-            await _error(send, e)
+            await _reply(send, error_of(e))
             return
-        body = b"".join(chunks)
+        if v1:
+            await _reply(send, self.v1(key, path[len("/v1/") :], body))
+            return
         replayed = False
 
         async def replay() -> dict[str, Any]:
@@ -214,61 +219,68 @@ class Gate:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        scope = {**scope, KEY_SCOPE: key}
-        await self.app(scope, replay, send)
+        await self.mcp_app({**scope, KEY_SCOPE: key}, replay, send)
+
+    async def _body(self, headers: dict[str, str], receive: Receive) -> bytes | None:
+        """The whole request body, refused (413) as soon as it is known to be over the limit."""
+        limit = self.agents.limits.max_body
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise TooLarge(f"the request body is {declared} bytes; this server takes at most {limit}")
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"the request body is over {limit} bytes, the most this server takes")
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def v1(self, key: Key, tool: str, raw: bytes) -> dict[str, Any]:
+        try:
+            args = json.loads(raw) if raw.strip() else {}
+        except ValueError as e:
+            return envelope_error("usage_error", f"the body must be a JSON object of the tool's arguments: {e}")
+        try:
+            return envelope_ok(self.agents.call(key, tool, args))
+        except Exception as e:  # noqa: BLE001
+            return error_of(e)
+
+    def healthz(self) -> dict[str, Any]:
+        try:
+            self.agents.keys.refresh()
+        except Exception as e:  # noqa: BLE001
+            return error_of(e)
+        return envelope_ok({"status": "ok", "store": self.agents.backend.url_for_display})
 
 
-def build_app(agents: Agents, *, host: str = "127.0.0.1") -> Any:
-    """The ASGI app `serve` runs: the MCP SDK's Starlette app plus /v1 and /healthz, behind the gate."""
-    from starlette.requests import Request
-    from starlette.responses import Response
-    from starlette.routing import Route
+def _headers(scope: dict[str, Any]) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+
+
+def build_app(agents: Agents, *, host: str = "127.0.0.1") -> App:
+    """The ASGI app `serve` runs."""
 
     def key_of(ctx: Any) -> Key:
         request = getattr(ctx, "request", None)
         key = request.scope.get(KEY_SCOPE) if request is not None else None
-        if key is None:  # only the gate lets a request through, and it always sets the key
+        if key is None:  # only App lets a request through to /mcp, and it always sets the key
             raise RecallError("the request carries no checked key", code="unauthorized")
         return key
 
     async def run_tool(ctx: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        return await agents.engine(agents.call, key_of(ctx), name, args)
-
-    def reply(doc: dict[str, Any]) -> Response:
-        return Response(dumps(doc), status_code=status_of(doc), media_type="application/json")
-
-    async def v1(request: Request) -> Response:
-        key = request.scope.get(KEY_SCOPE)
-        if key is None:
-            return reply(envelope_error("unauthorized", "missing bearer key"))
-        raw = await request.body()
-        try:
-            args = json.loads(raw) if raw.strip() else {}
-        except ValueError as e:
-            return reply(envelope_error("usage_error", f"the body must be a JSON object of the tool's arguments: {e}"))
-        try:
-            data = await agents.engine(agents.call, key, request.path_params["tool"], args)
-        except Exception as e:  # noqa: BLE001
-            return reply(error_of(e))
-        return reply(envelope_ok(data))
-
-    async def healthz(request: Request) -> Response:
-        try:
-            await agents.engine(agents.keys.refresh)
-        except Exception as e:  # noqa: BLE001
-            return reply(error_of(e))
-        return reply(envelope_ok({"status": "ok", "store": agents.backend.url_for_display}))
+        return agents.call(key_of(ctx), name, args)
 
     server = build_server(run_tool)
-    app = server.streamable_http_app(
+    mcp_app = server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
         max_request_body_size=agents.limits.max_body,
         host=host,
-        custom_starlette_routes=[
-            Route("/healthz", healthz, methods=["GET"]),
-            Route("/v1/{tool}", v1, methods=["POST"]),
-        ],
     )
-    return Gate(app, agents)
+    return App(mcp_app, agents)

@@ -118,22 +118,22 @@ TOOLS: dict[str, Tool] = {
         Tool(
             "diff",
             "What began and stopped being believed between two instants, for one subject or all. Reads "
-            "only. Answer: from, to, changes (each pair: before, after, began, stopped).",
+            "only. Answer: from, to, subject (null for all), changes (each pair: before, after, began, stopped).",
             _obj(["from"], subject=_TEXT, **{"from": _INSTANT, "to": {**_INSTANT, "description": "Default now."}}),
         ),
         Tool(
             "explain",
-            "Why a pair answers what it does. Reads only. Answer: beliefs, reasons (one per value), rules "
-            "(the registry definitions in force), steps (as in history), events (each with written_by: the "
-            "agent key that wrote it, when an agent did).",
+            "Why a pair answers what it does. Reads only. Answer: subject, predicate, as_of, beliefs, reasons "
+            "(one per value: held or not, and why), rules (the registry definitions in force), steps (as in "
+            "history), events (each with written_by: the agent key that wrote it, when an agent did).",
             _obj(["subject", "predicate"], subject=_TEXT, predicate=_TEXT, as_of=_INSTANT),
         ),
         Tool(
             "predicates",
-            "The vocabulary: every predicate with cardinality (single: a new value replaces the old; "
-            "multi: values accumulate), value_type, allowed values, excludes, historical, aliases and "
-            "description, and whether the vocabulary is open (a remember may define a new predicate). "
-            "Reads only. Call it before the first remember.",
+            "The vocabulary. Reads only. Call it before the first remember. Answer: open_vocabulary (true: "
+            "a remember may define a new predicate), digest (changes whenever the vocabulary does), "
+            "predicates (each: name, cardinality (single: a new value replaces the old; multi: values "
+            "accumulate), value_type, allowed values, excludes, historical, aliases, description, events).",
             _obj([]),
         ),
         Tool(

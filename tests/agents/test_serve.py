@@ -215,3 +215,38 @@ def test_a_second_server_on_one_sqlite_file_is_refused(store, serve_factory):
     err = json.loads(r.stdout)["error"]
     assert err["code"] == "server_running"
     assert "one server process at a time" in err["message"] and "PostgreSQL" in err["message"]
+
+
+def test_unknown_routes_and_wrong_methods_answer_the_json_envelope(store, serve_factory):
+    key = new_key(store, "team:a", "--registry", "coding")
+    srv = serve_factory(store)
+    for method, path, status, code, words in [
+        ("GET", "/nowhere", 404, "not_found", "the routes are /mcp, /v1/<tool> and /healthz"),
+        ("GET", "/v1/recall", 405, "method_not_allowed", "takes POST"),
+        ("POST", "/healthz", 405, "method_not_allowed", "/healthz takes GET"),
+    ]:
+        got, doc = srv.request(method, path, key=key)
+        assert (got, doc["ok"], doc["error"]["code"]) == (status, False, code), (method, path, doc)
+        assert words in doc["error"]["message"]
+    status, doc = srv.call(key, "recall", subject="user")
+    assert status == 200 and doc["ok"]  # the refusals left the server answering
+
+
+@pytest.mark.postgres
+def test_a_key_revoked_while_two_servers_run_on_postgresql_is_refused_by_both(tmp_path, serve_factory, pg_url):
+    import os
+
+    from tests.pg_server import fresh_database
+
+    url = fresh_database(pg_url, f"agents_revoke_{os.getpid()}")
+    key = new_key(url, "team:a", "--registry", "coding")
+    servers = [serve_factory(url) for _ in range(2)]
+    for srv in servers:  # each server has read and cached the key
+        srv.ok(key, "remember", subject="user", predicate="uses_technology", value=f"tech {srv.port}")
+    assert cli_ok(url, "key", "revoke", key.split("_")[1])["revoked"] == key.split("_")[1]
+    for srv in servers:
+        status, doc = srv.call(key, "recall", subject="user")
+        assert status == 401 and "was revoked at" in doc["error"]["message"]
+    with open_backend(url) as b:  # both servers wrote into the one namespace
+        values = {e.value for e in b.store("team.a").pair_events("user", ["uses_technology"])}
+    assert values == {f"tech {srv.port}" for srv in servers}

@@ -12,6 +12,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Label, Static
 
 from recall_admin import browse
+from recall_admin.agents.attribution import describe_writer
 from recall_admin.browse import AnswerExplanation
 
 from .. import format as fmt
@@ -110,7 +111,7 @@ def render_explanation(a: AnswerExplanation) -> RenderableType:
                 e.id,
                 Text(value, style="red" if e.retraction else ""),
                 e.predicate,
-                e.source,
+                e.source + (f" · {describe_writer(a.writers[e.id])}" if e.id in a.writers else ""),
                 fmt.clip(e.evidence, 80),
             ),
             style="dim" if later else "",
