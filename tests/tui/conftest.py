@@ -67,9 +67,16 @@ def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
     from recall_tui.app import RecallApp
 
     def make() -> RecallApp:
-        return RecallApp(session=open_session(), tune_gc=False)  # the GC is the test process's
+        return steady(RecallApp(session=open_session(), tune_gc=False))  # the GC is the test process's
 
     return make
+
+
+def steady(app: Any) -> Any:
+    """Notices stay until the test ends: a toast that expires after some seconds of wall-clock time would
+    make a screen depend on how fast the machine ran the test."""
+    app.NOTIFICATION_TIMEOUT = app.ERROR_TIMEOUT = 24 * 3600
+    return app
 
 
 async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 120.0, what: str = "") -> Any:

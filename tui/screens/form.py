@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
 from ..services import AppNode
@@ -96,8 +97,12 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
         """The fields take what the terminal leaves them; the buttons never leave the screen."""
         self.query_one(".form-fields").styles.max_height = max(3, event.size.height - CHROME)
 
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        event.widget.scroll_visible(animate=False)
+    def set_focus(self, widget: Widget | None, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
+        """Scroll the focused field into view at once, and only here: Textual's own scroll (to the centre,
+        animated, after a refresh) would race this one and leave the fields at either offset."""
+        super().set_focus(widget, scroll_visible=False, from_app_focus=from_app_focus)
+        if widget is not None and scroll_visible and self.focused is widget:
+            widget.scroll_visible(animate=False, immediate=True)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
