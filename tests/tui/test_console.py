@@ -307,3 +307,103 @@ def test_define_form_at_80x24_reaches_its_last_field_and_buttons_by_tab(make_app
             assert screen.query_one("#submit").region.bottom <= 24
 
     run(scenario())
+
+
+async def conflicts(pilot: Any) -> Any:
+    await pilot.press("6")
+    view = pilot.app.main.view("conflicts")
+    await wait_for(pilot, lambda: view.listing is not None and view.items, what="conflicts")
+    return view
+
+
+def highlight(view: Any, table: str, index: int) -> None:
+    view.query_one(table, DataTable).move_cursor(row=index)
+
+
+def test_a_dismissed_conflict_is_listed_on_request_and_undismissed(make_app: Any) -> None:
+    from recall_admin import conflicts as conflicts_svc
+    from recall_admin import review
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await conflicts(pilot)
+            index = next(i for i, c in enumerate(view.items) if c.subject == "alice")
+            target = view.items[index].id
+            highlight(view, "#conflicts-table", index)
+            await pilot.press("d")
+            await submit_form(pilot, reason="said twice")
+            await wait_for(pilot, lambda: target not in {c.id for c in view.items}, what="the dismissal")
+            # t lists the dismissed ones too, marked; u shows one again, with a reason
+            await pilot.press("t")
+            await wait_for(pilot, lambda: any(c.id == target and c.dismissed for c in view.items), what="dismissed")
+            index = next(i for i, c in enumerate(view.items) if c.id == target)
+            highlight(view, "#conflicts-table", index)
+            await idle(pilot)
+            assert "✕" in str(app.main.query_one("#conflicts-table", DataTable).get_row_at(index)[0])
+            assert "u shows it again" in app.export_screenshot().replace("&#160;", " ")
+            await pilot.press("d")  # dismissing it twice says so, and writes nothing
+            await wait_for(pilot, lambda: app._notifications, what="the warning")
+            assert "already dismissed" in list(app._notifications)[-1].message
+            await pilot.press("u")
+            await submit_form(pilot, reason="the values changed meaning")
+            await wait_for(
+                pilot, lambda: any(c.id == target and not c.dismissed for c in view.items), what="shown again"
+            )
+            assert target in {c.id for c in conflicts_svc.find_conflicts(app.memory).conflicts}
+            decision = review.decisions(app.memory)[-1]
+            assert decision.body["reason"] == "the values changed meaning" and decision.body["operator"] == "tester"
+            await pilot.press("t")  # hidden again: the list holds open conflicts only
+            await wait_for(pilot, lambda: not view.show_dismissed and all(not c.dismissed for c in view.items))
+
+    run(scenario())
+
+
+def test_undismiss_needs_a_dismissed_conflict(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await conflicts(pilot)
+            position = app.memory.store.position()
+            await pilot.press("u")
+            await wait_for(pilot, lambda: app._notifications, what="the warning")
+            assert "Highlight a dismissed conflict" in list(app._notifications)[-1].message
+            assert not isinstance(app.screen, FormScreen) and app.memory.store.position() == position
+
+    run(scenario())
+
+
+def test_exclude_settles_a_group_by_one_predicate_with_a_reason(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await conflicts(pilot)
+            c = view.current
+            await pilot.press("x")
+            await submit_form(pilot, by=c.predicates[0], reason="one excludes the other")
+            tray = await staged(pilot)
+            plan = tray.preview.plan.to_json()
+            assert plan["kind"] == "exclude"
+            assert list(plan["details"]["excludes"]) == [c.predicates[0]]  # only the chosen one
+            assert [op.get("reason") for op in plan["ops"]] == ["one excludes the other"]
+
+    run(scenario())
+
+
+def test_keep_one_records_the_reason_in_the_statement(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await conflicts(pilot)
+            c = view.current
+            await pilot.press("k")
+            await submit_form(pilot, keep=c.predicates[0], reason="the user said so")
+            tray = await staged(pilot)
+            statement = tray.preview.plan.events()[0]
+            assert statement.evidence == "conflicts confirm by tester: the user said so"
+
+    run(scenario())
