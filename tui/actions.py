@@ -238,7 +238,7 @@ ACTIONS: tuple[Action, ...] = (
         "Undismiss a conflict",
         "Show a dismissed conflict again (a review decision)",
         "u",
-        words="undismiss restore unhide reopen again undo dismiss",
+        words="undismiss restore unhide reopen again",
     ),
     # --- vocabulary ---
     Action("vocab", "merge", "Stage a suggested merge", "Merge the highlighted near-duplicate cluster (a plan)", "m"),

@@ -9,6 +9,8 @@ every screen are the same on every run.
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -123,6 +125,14 @@ async def idle(pilot: Any) -> None:
             return
         previous = shot
     raise AssertionError("the app never settled")
+
+
+def screen_text(app: Any) -> str:
+    """What the screen shows, as lines of plain text (the screenshot's text, joined by row)."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', app.export_screenshot()):
+        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), html.unescape(m.group(3))))
+    return "\n".join("".join(t for _, t in sorted(rows[y])).replace("\xa0", " ") for y in sorted(rows))
 
 
 def run(coro: Any) -> Any:

@@ -9,9 +9,10 @@ from typing import Any
 from textual.widgets import Button, DataTable
 
 from recall_admin.plans import read_plan
+from recall_tui.actions import ACTIONS
 from recall_tui.screens.form import FormScreen
 
-from .conftest import FIXED_NOW, SIZE, idle, ready, run, wait_for
+from .conftest import FIXED_NOW, SIZE, idle, ready, run, screen_text, steady, wait_for
 from .test_flows import staged, submit_form
 
 
@@ -64,33 +65,42 @@ def test_store_text_is_shown_as_text_and_escape_sequences_never_reach_the_termin
     run(scenario())
 
 
-def test_read_only_disables_staging_and_apply_with_a_visible_reason(open_session: Any) -> None:
+def test_read_only_disables_staging_and_apply_with_a_visible_reason(store_url: str) -> None:
     from recall_admin.session import Session
     from recall_tui.app import RecallApp
 
     async def scenario() -> None:
-        base = open_session()
-        session = Session.open(base.memory.store and None or base_url(base), operator="tester", read_only=True)
-        app = RecallApp(session=session, tune_gc=False)
+        session = Session.open(store_url, operator="tester", read_only=True)
+        app = steady(RecallApp(session=session, tune_gc=False))
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await idle(pilot)
             assert "read-only" in str(app.main.query_one("#plan-badge").render())
             await registry(pilot)
+            position = app.memory.store.position()
             await pilot.press("d")  # disabled: no form opens
+            await idle(pilot)
+            assert not isinstance(app.screen, FormScreen)
+            # the palette runs the same rows: staging stays off there too
+            for scope, action in (("registry", "load"), ("notes", "promote_match"), ("plan", "open_file")):
+                row = next(a for a in ACTIONS if a.scope == scope and a.action == action)
+                await app.run_action_row(row)
+                await idle(pilot)
+                assert not isinstance(app.screen, FormScreen), action
+            await conflicts(pilot)
+            await pilot.press("d")
             await idle(pilot)
             assert not isinstance(app.screen, FormScreen)
             await pilot.press("7")
             await idle(pilot)
             assert app.main.query_one("#plan-apply", Button).disabled
-            assert "read-only" in app.export_screenshot().lower()
+            shot = screen_text(app)
+            assert "Read-only store (--read-only): plans cannot be staged or applied here." in shot
+            assert "read-only: staging and apply are off" in shot
+            assert app.memory.store.position() == position
         session.close()
 
     run(scenario())
-
-
-def base_url(session: Any) -> str:
-    return session.url if hasattr(session, "url") else session.store_url
 
 
 def test_brackets_step_pairs_right_after_choosing_a_subject_in_the_filter(make_app: Any) -> None:
@@ -342,7 +352,7 @@ def test_a_dismissed_conflict_is_listed_on_request_and_undismissed(make_app: Any
             highlight(view, "#conflicts-table", index)
             await idle(pilot)
             assert "✕" in str(app.main.query_one("#conflicts-table", DataTable).get_row_at(index)[0])
-            assert "u shows it again" in app.export_screenshot().replace("&#160;", " ")
+            assert "u shows it again" in screen_text(app)
             await pilot.press("d")  # dismissing it twice says so, and writes nothing
             await wait_for(pilot, lambda: app._notifications, what="the warning")
             assert "already dismissed" in list(app._notifications)[-1].message
