@@ -13,7 +13,7 @@ from recall_tui.actions import ACTIONS
 from recall_tui.screens.form import FormScreen
 
 from .conftest import FIXED_NOW, SIZE, idle, ready, run, screen_text, steady, wait_for
-from .test_flows import staged, submit_form
+from .test_flows import palette_first, staged, submit_form
 
 
 async def confirm_apply(pilot: Any) -> None:
@@ -417,3 +417,43 @@ def test_keep_one_records_the_reason_in_the_statement(make_app: Any) -> None:
             assert statement.evidence == "conflicts confirm by tester: the user said so"
 
     run(scenario())
+
+
+def test_typing_an_operator_word_in_the_palette_runs_the_action(make_app: Any) -> None:
+    """ctrl+p, a word an operator would type, Enter: the action runs (its view shown first)."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            expect = {
+                "promote": "Notes: Stage a note promotion",
+                "revert": "Registry: Revert an applied plan",
+                "undo": "Registry: Revert an applied plan",
+                "load": "Registry: Load a registry",
+                "dismiss": "Conflicts: Dismiss a conflict",
+            }
+            for word, label in expect.items():
+                await pilot.press("ctrl+p")
+                await wait_for(pilot, lambda: palette_open(app), what="the palette")
+                await pilot.press(*word)
+                await wait_for(pilot, lambda label=label: palette_first(app) == label, what=f"{label!r} for {word!r}")
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: not palette_open(app), what="the palette closed")
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: palette_open(app), what="the palette")
+            await pilot.press(*"load")
+            await wait_for(pilot, lambda: palette_first(app) == "Registry: Load a registry", what="load")
+            await pilot.press("enter")
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#f-registry"), what="the form"
+            )
+            assert app.main.active == "registry"
+
+    run(scenario())
+
+
+def palette_open(app: Any) -> bool:
+    from textual.command import CommandPalette
+
+    return isinstance(app.screen, CommandPalette)
