@@ -457,3 +457,121 @@ def palette_open(app: Any) -> bool:
     from textual.command import CommandPalette
 
     return isinstance(app.screen, CommandPalette)
+
+
+SMALL = (80, 24)
+# every form the console opens: the keys that show its view, what must be loaded there, its key
+FORMS = (
+    ("registry", "redefine", "e"),
+    ("registry", "define", "d"),
+    ("registry", "merge", "m"),
+    ("registry", "load", "l"),
+    ("conflicts", "keep one", "k"),
+    ("conflicts", "exclude", "x"),
+    ("conflicts", "dismiss", "d"),
+    ("vocab", "merge suggestion", "m"),
+    ("notes", "promote a cluster", "p"),
+    ("notes", "promote one note", "o"),
+    ("notes", "promote by regex", "r"),
+)
+
+
+async def tab_through(pilot: Any, what: str) -> None:
+    """Tab round the open dialog once: every focused widget is entirely on screen, and so are the buttons."""
+    app = pilot.app
+    screen = app.screen
+    first = app.focused
+    seen = []
+    for _ in range(40):
+        focused = app.focused
+        assert focused is not None, what
+        await idle(pilot)
+        assert screen.can_view_entire(focused), f"{what}: {focused.id} is not entirely on screen"
+        seen.append(focused.id)
+        await pilot.press("tab")
+        if app.focused is first:
+            break
+    else:
+        raise AssertionError(f"{what}: tab never came back to the first field")
+    for button in screen.query(Button):
+        assert button.region.bottom <= SMALL[1] and button.region.right <= SMALL[0], f"{what}: {button.id}"
+    assert "submit" in seen or "yes" in seen or "no" in seen, what
+
+
+def test_every_dialog_is_usable_at_80x24(make_app: Any) -> None:
+    from recall_tui.screens.confirm import ConfirmScreen
+    from recall_tui.screens.help import HelpScreen
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(pilot)
+            for view, what, key in FORMS:
+                await app.run_action(f"show_view('{view}')")
+                v = app.main.view(view)
+                loaded = {
+                    "registry": lambda v=v: v.all_predicates,
+                    "conflicts": lambda v=v: v.items,
+                    "vocab": lambda v=v: v.clusters,
+                    "notes": lambda v=v: v.clusters and v.notes,
+                }[view]
+                await wait_for(pilot, loaded, what=view)
+                await pilot.press(key)
+                await wait_for(
+                    pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit"), what=what
+                )
+                await tab_through(pilot, what)
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: not isinstance(app.screen, FormScreen), what=f"{what} closed")
+            # the apply question, and the help
+            await define(pilot, "at_80x24")
+            await pilot.press("A")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#yes"))
+            await tab_through(pilot, "apply")
+            await pilot.press("escape")
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            await idle(pilot)
+            assert "esc or ? closes" in screen_text(app)
+            assert app.errors == []
+
+    run(scenario())
+
+
+def test_merge_from_the_registry_list_previews_the_merged_name_as_read_as_the_other(make_app: Any) -> None:
+    """m on a predicate: choose the one it merges into (the form starts with none chosen)."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await registry(pilot)
+            index = next(i for i, p in enumerate(view.predicates) if p["name"] == "editor_preference")
+            highlight(view, "#predicates-table", index)
+            await pilot.press("m")
+            await submit_form(pilot, into="prefers_editor", reason="one predicate")
+            tray = await staged(pilot)
+            assert tray.recipe.title == "merge editor_preference into prefers_editor"
+            table = app.main.query_one("#plan-changes", DataTable)
+            rows = [[str(c) for c in table.get_row_at(r)] for r in range(table.row_count)]
+            merged = [r for r in rows if r[1] == "editor_preference"]
+            assert merged and all(r[4] == "read as prefers_editor" for r in merged)
+            await idle(pilot)
+            assert "read as prefers_editor" in screen_text(app)
+
+    run(scenario())
+
+
+def test_a_merge_form_submitted_without_a_choice_stages_nothing(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await registry(pilot)
+            await pilot.press("m")
+            await submit_form(pilot, reason="no target chosen")
+            await wait_for(pilot, lambda: not isinstance(app.screen, FormScreen), what="the form closed")
+            await idle(pilot)
+            assert app.main.view("plan").entries == [] and app.errors == []
+
+    run(scenario())
