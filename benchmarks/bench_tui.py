@@ -251,6 +251,29 @@ async def interactions(url: str, moves: int, opens: int) -> dict[str, Any]:
         out["preview_events"] = tray.preview.impact.events_read
         out["busy"] = busy_samples
         out["progress_updates"] = len(progress_seen)
+        tray.action_discard()  # the next figures stage their own plans
+        await wait_for(pilot, lambda: not tray.entries)
+
+        # the registry-load preview of a starter: Enter in the form to the preview shown
+        from recall_admin import governance
+        from recall_admin.governance import revert
+        from recall_tui.staging import registry_load
+
+        t = time.perf_counter()
+        main.post_message(StagePlan(registry_load("coding")))
+        await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, timeout=600)
+        out["load_preview_s"] = time.perf_counter() - t
+        out["load_ops"] = len(tray.preview.plan.records)
+
+        # the revert preview of that plan once applied (the apply itself is not timed)
+        plan_id = tray.preview.plan.id
+        governance.apply(app.memory, tray.preview.plan)
+        tray.action_discard()
+        await wait_for(pilot, lambda: not tray.entries)
+        t = time.perf_counter()
+        main.post_message(StagePlan(Recipe(f"revert {plan_id}", lambda st: revert(st, plan_id), "bench")))
+        await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, timeout=600)
+        out["revert_preview_s"] = time.perf_counter() - t
         await app.workers.wait_for_complete()
     return out
 
@@ -304,6 +327,10 @@ def main() -> None:
     print(
         f"long preview: {r['preview_s']:.2f} s over {r['preview_events']:,} events; the progress bar showed "
         f"{r['progress_updates']} distinct value(s); {len(r['busy'])} key(s) answered while it ran"
+    )
+    print(
+        f"registry-load preview of the coding starter ({r['load_ops']} op(s)): {r['load_preview_s']:.2f} s; "
+        f"revert preview of that plan once applied: {r['revert_preview_s']:.2f} s"
     )
     if tmp is not None:
         tmp.cleanup()

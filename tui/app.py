@@ -42,6 +42,7 @@ class RecallApp(ServiceCalls, App[None]):
     TITLE = "recall-admin"
     COMMANDS = App.COMMANDS | {RecallCommands}
     BINDINGS = bindings(APP)
+    ERROR_TIMEOUT: float = 10  # seconds an error stays on screen (other notices: NOTIFICATION_TIMEOUT)
 
     as_of: reactive[int | None] = reactive(None, init=False)
     known_at: reactive[int | None] = reactive(None, init=False)
@@ -75,8 +76,15 @@ class RecallApp(ServiceCalls, App[None]):
 
     @property
     def settled(self) -> bool:
-        """No service call is running or waiting to deliver its result (tests wait on this)."""
-        return not self.pending
+        """No service call is running or waiting to deliver its result, and no view waits to read (a
+        debounced filter, a view waiting for its data before it is shown). Tests wait on this."""
+        if self.pending:
+            return False
+        try:
+            main = self.main
+        except LookupError:
+            return True
+        return main.settled
 
     @property
     def memory(self) -> Any:
@@ -163,7 +171,7 @@ class RecallApp(ServiceCalls, App[None]):
         self.errors.append((title, text))
         if title == "internal error":
             log.error("internal error in the console:\n%s", "".join(traceback.format_exception(exc)))
-        self.notify(text, title=title, severity="error", timeout=10, markup=False)
+        self.notify(text, title=title, severity="error", timeout=self.ERROR_TIMEOUT, markup=False)
 
     def _handle_exception(self, error: Exception) -> None:
         """A bug in the console itself: outside tests, exit with one line, the traceback goes to the log."""

@@ -9,6 +9,8 @@ every screen are the same on every run.
 from __future__ import annotations
 
 import asyncio
+import html
+import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -67,9 +69,16 @@ def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
     from recall_tui.app import RecallApp
 
     def make() -> RecallApp:
-        return RecallApp(session=open_session(), tune_gc=False)  # the GC is the test process's
+        return steady(RecallApp(session=open_session(), tune_gc=False))  # the GC is the test process's
 
     return make
+
+
+def steady(app: Any) -> Any:
+    """Notices stay until the test ends: a toast that expires after some seconds of wall-clock time would
+    make a screen depend on how fast the machine ran the test."""
+    app.NOTIFICATION_TIMEOUT = app.ERROR_TIMEOUT = 24 * 3600
+    return app
 
 
 async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 120.0, what: str = "") -> Any:
@@ -116,6 +125,14 @@ async def idle(pilot: Any) -> None:
             return
         previous = shot
     raise AssertionError("the app never settled")
+
+
+def screen_text(app: Any) -> str:
+    """What the screen shows, as lines of plain text (the screenshot's text, joined by row)."""
+    rows: dict[float, list[tuple[float, str]]] = {}
+    for m in re.finditer(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>', app.export_screenshot()):
+        rows.setdefault(float(m.group(2)), []).append((float(m.group(1)), html.unescape(m.group(3))))
+    return "\n".join("".join(t for _, t in sorted(rows[y])).replace("\xa0", " ") for y in sorted(rows))
 
 
 def run(coro: Any) -> Any:

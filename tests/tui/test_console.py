@@ -9,10 +9,11 @@ from typing import Any
 from textual.widgets import Button, DataTable
 
 from recall_admin.plans import read_plan
+from recall_tui.actions import ACTIONS
 from recall_tui.screens.form import FormScreen
 
-from .conftest import FIXED_NOW, SIZE, idle, ready, run, wait_for
-from .test_flows import staged, submit_form
+from .conftest import FIXED_NOW, SIZE, idle, ready, run, screen_text, steady, wait_for
+from .test_flows import palette_first, staged, submit_form
 
 
 async def confirm_apply(pilot: Any) -> None:
@@ -64,33 +65,42 @@ def test_store_text_is_shown_as_text_and_escape_sequences_never_reach_the_termin
     run(scenario())
 
 
-def test_read_only_disables_staging_and_apply_with_a_visible_reason(open_session: Any) -> None:
+def test_read_only_disables_staging_and_apply_with_a_visible_reason(store_url: str) -> None:
     from recall_admin.session import Session
     from recall_tui.app import RecallApp
 
     async def scenario() -> None:
-        base = open_session()
-        session = Session.open(base.memory.store and None or base_url(base), operator="tester", read_only=True)
-        app = RecallApp(session=session, tune_gc=False)
+        session = Session.open(store_url, operator="tester", read_only=True)
+        app = steady(RecallApp(session=session, tune_gc=False))
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await idle(pilot)
             assert "read-only" in str(app.main.query_one("#plan-badge").render())
             await registry(pilot)
+            position = app.memory.store.position()
             await pilot.press("d")  # disabled: no form opens
+            await idle(pilot)
+            assert not isinstance(app.screen, FormScreen)
+            # the palette runs the same rows: staging stays off there too
+            for scope, action in (("registry", "load"), ("notes", "promote_match"), ("plan", "open_file")):
+                row = next(a for a in ACTIONS if a.scope == scope and a.action == action)
+                await app.run_action_row(row)
+                await idle(pilot)
+                assert not isinstance(app.screen, FormScreen), action
+            await conflicts(pilot)
+            await pilot.press("d")
             await idle(pilot)
             assert not isinstance(app.screen, FormScreen)
             await pilot.press("7")
             await idle(pilot)
             assert app.main.query_one("#plan-apply", Button).disabled
-            assert "read-only" in app.export_screenshot().lower()
+            shot = screen_text(app)
+            assert "Read-only store (--read-only): plans cannot be staged or applied here." in shot
+            assert "read-only: staging and apply are off" in shot
+            assert app.memory.store.position() == position
         session.close()
 
     run(scenario())
-
-
-def base_url(session: Any) -> str:
-    return session.url if hasattr(session, "url") else session.store_url
 
 
 def test_brackets_step_pairs_right_after_choosing_a_subject_in_the_filter(make_app: Any) -> None:
@@ -305,5 +315,263 @@ def test_define_form_at_80x24_reaches_its_last_field_and_buttons_by_tab(make_app
                 seen.add(focused.id)
             assert names <= seen
             assert screen.query_one("#submit").region.bottom <= 24
+
+    run(scenario())
+
+
+async def conflicts(pilot: Any) -> Any:
+    await pilot.press("6")
+    view = pilot.app.main.view("conflicts")
+    await wait_for(pilot, lambda: view.listing is not None and view.items, what="conflicts")
+    return view
+
+
+def highlight(view: Any, table: str, index: int) -> None:
+    view.query_one(table, DataTable).move_cursor(row=index)
+
+
+def test_a_dismissed_conflict_is_listed_on_request_and_undismissed(make_app: Any) -> None:
+    from recall_admin import conflicts as conflicts_svc
+    from recall_admin import review
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await conflicts(pilot)
+            index = next(i for i, c in enumerate(view.items) if c.subject == "alice")
+            target = view.items[index].id
+            highlight(view, "#conflicts-table", index)
+            await pilot.press("d")
+            await submit_form(pilot, reason="said twice")
+            await wait_for(pilot, lambda: target not in {c.id for c in view.items}, what="the dismissal")
+            # t lists the dismissed ones too, marked; u shows one again, with a reason
+            await pilot.press("t")
+            await wait_for(pilot, lambda: any(c.id == target and c.dismissed for c in view.items), what="dismissed")
+            index = next(i for i, c in enumerate(view.items) if c.id == target)
+            highlight(view, "#conflicts-table", index)
+            await idle(pilot)
+            assert "✕" in str(app.main.query_one("#conflicts-table", DataTable).get_row_at(index)[0])
+            assert "u shows it again" in screen_text(app)
+            await pilot.press("d")  # dismissing it twice says so, and writes nothing
+            await wait_for(pilot, lambda: app._notifications, what="the warning")
+            assert "already dismissed" in list(app._notifications)[-1].message
+            await pilot.press("u")
+            await submit_form(pilot, reason="the values changed meaning")
+            await wait_for(
+                pilot, lambda: any(c.id == target and not c.dismissed for c in view.items), what="shown again"
+            )
+            assert target in {c.id for c in conflicts_svc.find_conflicts(app.memory).conflicts}
+            decision = review.decisions(app.memory)[-1]
+            assert decision.body["reason"] == "the values changed meaning" and decision.body["operator"] == "tester"
+            await pilot.press("t")  # hidden again: the list holds open conflicts only
+            await wait_for(pilot, lambda: not view.show_dismissed and all(not c.dismissed for c in view.items))
+
+    run(scenario())
+
+
+def test_undismiss_needs_a_dismissed_conflict(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await conflicts(pilot)
+            position = app.memory.store.position()
+            await pilot.press("u")
+            await wait_for(pilot, lambda: app._notifications, what="the warning")
+            assert "Highlight a dismissed conflict" in list(app._notifications)[-1].message
+            assert not isinstance(app.screen, FormScreen) and app.memory.store.position() == position
+
+    run(scenario())
+
+
+def test_exclude_settles_a_group_by_one_predicate_with_a_reason(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await conflicts(pilot)
+            c = view.current
+            await pilot.press("x")
+            await submit_form(pilot, by=c.predicates[0], reason="one excludes the other")
+            tray = await staged(pilot)
+            plan = tray.preview.plan.to_json()
+            assert plan["kind"] == "exclude"
+            assert list(plan["details"]["excludes"]) == [c.predicates[0]]  # only the chosen one
+            assert [op.get("reason") for op in plan["ops"]] == ["one excludes the other"]
+
+    run(scenario())
+
+
+def test_keep_one_records_the_reason_in_the_statement(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await conflicts(pilot)
+            c = view.current
+            await pilot.press("k")
+            await submit_form(pilot, keep=c.predicates[0], reason="the user said so")
+            tray = await staged(pilot)
+            statement = tray.preview.plan.events()[0]
+            assert statement.evidence == "conflicts confirm by tester: the user said so"
+
+    run(scenario())
+
+
+def test_typing_an_operator_word_in_the_palette_runs_the_action(make_app: Any) -> None:
+    """ctrl+p, a word an operator would type, Enter: the action runs (its view shown first)."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            expect = {
+                "promote": "Notes: Stage a note promotion",
+                "revert": "Registry: Revert an applied plan",
+                "undo": "Registry: Revert an applied plan",
+                "load": "Registry: Load a registry",
+                "dismiss": "Conflicts: Dismiss a conflict",
+            }
+            for word, label in expect.items():
+                await pilot.press("ctrl+p")
+                await wait_for(pilot, lambda: palette_open(app), what="the palette")
+                await pilot.press(*word)
+                await wait_for(pilot, lambda label=label: palette_first(app) == label, what=f"{label!r} for {word!r}")
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: not palette_open(app), what="the palette closed")
+            await pilot.press("ctrl+p")
+            await wait_for(pilot, lambda: palette_open(app), what="the palette")
+            await pilot.press(*"load")
+            await wait_for(pilot, lambda: palette_first(app) == "Registry: Load a registry", what="load")
+            await pilot.press("enter")
+            await wait_for(
+                pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#f-registry"), what="the form"
+            )
+            assert app.main.active == "registry"
+
+    run(scenario())
+
+
+def palette_open(app: Any) -> bool:
+    from textual.command import CommandPalette
+
+    return isinstance(app.screen, CommandPalette)
+
+
+SMALL = (80, 24)
+# every form the console opens: the keys that show its view, what must be loaded there, its key
+FORMS = (
+    ("registry", "redefine", "e"),
+    ("registry", "define", "d"),
+    ("registry", "merge", "m"),
+    ("registry", "load", "l"),
+    ("conflicts", "keep one", "k"),
+    ("conflicts", "exclude", "x"),
+    ("conflicts", "dismiss", "d"),
+    ("vocab", "merge suggestion", "m"),
+    ("notes", "promote a cluster", "p"),
+    ("notes", "promote one note", "o"),
+    ("notes", "promote by regex", "r"),
+)
+
+
+async def tab_through(pilot: Any, what: str) -> None:
+    """Tab round the open dialog once: every focused widget is entirely on screen, and so are the buttons."""
+    app = pilot.app
+    screen = app.screen
+    first = app.focused
+    seen = []
+    for _ in range(40):
+        focused = app.focused
+        assert focused is not None, what
+        await idle(pilot)
+        assert screen.can_view_entire(focused), f"{what}: {focused.id} is not entirely on screen"
+        seen.append(focused.id)
+        await pilot.press("tab")
+        if app.focused is first:
+            break
+    else:
+        raise AssertionError(f"{what}: tab never came back to the first field")
+    for button in screen.query(Button):
+        assert button.region.bottom <= SMALL[1] and button.region.right <= SMALL[0], f"{what}: {button.id}"
+    assert "submit" in seen or "yes" in seen or "no" in seen, what
+
+
+def test_every_dialog_is_usable_at_80x24(make_app: Any) -> None:
+    from recall_tui.screens.confirm import ConfirmScreen
+    from recall_tui.screens.help import HelpScreen
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(pilot)
+            for view, what, key in FORMS:
+                await app.run_action(f"show_view('{view}')")
+                v = app.main.view(view)
+                loaded = {
+                    "registry": lambda v=v: v.all_predicates,
+                    "conflicts": lambda v=v: v.items,
+                    "vocab": lambda v=v: v.clusters,
+                    "notes": lambda v=v: v.clusters and v.notes,
+                }[view]
+                await wait_for(pilot, loaded, what=view)
+                await pilot.press(key)
+                await wait_for(
+                    pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit"), what=what
+                )
+                await tab_through(pilot, what)
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: not isinstance(app.screen, FormScreen), what=f"{what} closed")
+            # the apply question, and the help
+            await define(pilot, "at_80x24")
+            await pilot.press("A")
+            await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#yes"))
+            await tab_through(pilot, "apply")
+            await pilot.press("escape")
+            await pilot.press("question_mark")
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+            await idle(pilot)
+            assert "esc or ? closes" in screen_text(app)
+            assert app.errors == []
+
+    run(scenario())
+
+
+def test_merge_from_the_registry_list_previews_the_merged_name_as_read_as_the_other(make_app: Any) -> None:
+    """m on a predicate: choose the one it merges into (the form starts with none chosen)."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            view = await registry(pilot)
+            index = next(i for i, p in enumerate(view.predicates) if p["name"] == "editor_preference")
+            highlight(view, "#predicates-table", index)
+            await pilot.press("m")
+            await submit_form(pilot, into="prefers_editor", reason="one predicate")
+            tray = await staged(pilot)
+            assert tray.recipe.title == "merge editor_preference into prefers_editor"
+            table = app.main.query_one("#plan-changes", DataTable)
+            rows = [[str(c) for c in table.get_row_at(r)] for r in range(table.row_count)]
+            merged = [r for r in rows if r[1] == "editor_preference"]
+            assert merged and all(r[4] == "read as prefers_editor" for r in merged)
+            await idle(pilot)
+            assert "read as prefers_editor" in screen_text(app)
+
+    run(scenario())
+
+
+def test_a_merge_form_submitted_without_a_choice_stages_nothing(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await registry(pilot)
+            await pilot.press("m")
+            await submit_form(pilot, reason="no target chosen")
+            await wait_for(pilot, lambda: not isinstance(app.screen, FormScreen), what="the form closed")
+            await idle(pilot)
+            assert app.main.view("plan").entries == [] and app.errors == []
 
     run(scenario())

@@ -41,11 +41,22 @@ def test_cli_tui_command_passes_every_global_option(monkeypatch: Any, store_url:
     }
 
 
-def test_the_app_opens_its_session_with_the_match_threshold(store_url: str) -> None:
+def test_the_global_options_reach_the_session_the_console_opens(store_url: str) -> None:
+    """What the CLI hands over is what the opened store uses: the engine's match threshold, read-only,
+    the collection and the operator (the console opens the session itself, in a worker)."""
     from recall_tui.app import RecallApp
 
-    app = RecallApp(store_url, operator="ops", match_threshold=0.5)
-    assert app.match_threshold == 0.5
+    from .conftest import ready, run
+
+    async def scenario() -> None:
+        app = RecallApp(store_url, operator="ops", read_only=True, match_threshold=0.5, tune_gc=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await ready(pilot)
+            assert app.session is not None and app.session.memory.match_threshold == 0.5
+            assert app.read_only and app.session.read_only and app.operator == "ops"
+            assert "read-only" in str(app.main.query_one("#plan-badge").render())
+
+    run(scenario())
 
 
 def test_module_entry_goes_through_the_cli(monkeypatch: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.widgets import DataTable, Input
 
-from .conftest import SIZE, idle, ready, wait_for
+from .conftest import SIZE, idle, ready, steady, wait_for
 from .test_console import confirm_apply
 from .test_flows import choose_pair, staged, submit_form
 
@@ -197,7 +197,7 @@ class TestDialogs:
             await wait_for(pilot, lambda: pilot.app.errors)
             await idle(pilot)
 
-        app = RecallApp("sqlite:////nonexistent-recall-folder/recall.db", operator="tester", tune_gc=False)
+        app = steady(RecallApp("sqlite:////nonexistent-recall-folder/recall.db", operator="tester", tune_gc=False))
         assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 

@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
 from ..services import AppNode
@@ -51,7 +52,7 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
             yield Label(Text(self.title_text), classes="dialog-title")
             if self.note:
                 yield Label(Text(self.note), classes="dialog-note")
-            with VerticalScroll(classes="form-fields"):
+            with VerticalScroll(classes="form-fields", can_focus=False):
                 for f in self.fields:
                     if f.kind == "check":
                         yield Checkbox(Text(f.label), value=bool(f.value), id=f"f-{f.name}")
@@ -61,7 +62,7 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
                             known = any(v == f.value for _, v in f.options)
                             yield Select(
                                 list(f.options),
-                                value=f.value if known else Select.BLANK,
+                                value=f.value if known else Select.NULL,
                                 allow_blank=not known,
                                 id=f"f-{f.name}",
                                 compact=True,
@@ -87,17 +88,32 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
             if isinstance(w, Checkbox):
                 out[f.name] = w.value
             elif isinstance(w, Select):
-                out[f.name] = None if w.value is Select.BLANK else w.value
+                out[f.name] = None if w.value is Select.NULL else w.value
             elif isinstance(w, Input):
                 out[f.name] = w.value.strip()
         return out
 
     def on_resize(self, event: events.Resize) -> None:
-        """The fields take what the terminal leaves them; the buttons never leave the screen."""
+        """The fields take what the terminal leaves them; the buttons never leave the screen. The room the
+        title, the note (which may wrap) and the buttons take is measured once laid out, then the fields
+        give back whatever overflows."""
         self.query_one(".form-fields").styles.max_height = max(3, event.size.height - CHROME)
+        self.call_after_refresh(self._fit)
 
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        event.widget.scroll_visible(animate=False)
+    def _fit(self) -> None:
+        dialog = self.query_one("#dialog")
+        fields = self.query_one(".form-fields")
+        buttons = self.query_one(".dialog-buttons")
+        overflow = buttons.region.bottom - dialog.content_region.bottom
+        if overflow > 0:
+            fields.styles.max_height = max(3, fields.outer_size.height - overflow)
+
+    def set_focus(self, widget: Widget | None, scroll_visible: bool = True, from_app_focus: bool = False) -> None:
+        """Scroll the focused field into view at once, and only here: Textual's own scroll (to the centre,
+        animated, after a refresh) would race this one and leave the fields at either offset."""
+        super().set_focus(widget, scroll_visible=False, from_app_focus=from_app_focus)
+        if widget is not None and scroll_visible and self.focused is widget:
+            widget.scroll_visible(animate=False, immediate=True)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

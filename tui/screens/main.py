@@ -89,6 +89,11 @@ class MainScreen(AppNode, Screen[None]):
             yield Static("", id="startup-error")
         yield Footer()
 
+    @property
+    def settled(self) -> bool:
+        """Nothing scheduled to read: no view waits to be revealed, the subject filter is not waiting."""
+        return self._reveal is None and self.query_one(SubjectList).settled
+
     def on_mount(self) -> None:
         # number keys switch views; the tab strips stay out of the focus chain so Tab moves between lists
         for tabs in self.query(Tabs):

@@ -236,6 +236,8 @@ class PlanTray(ServiceCalls, Vertical):
 
     def refresh_data(self, sel: Selection | None = None) -> None:
         """Ask the service whether each previewed plan went stale (another write may have landed)."""
+        if self.selected is None and self.app.read_only:
+            self._show_selected()  # say why nothing can be staged here
         for s in self.entries:
             if s.preview is not None and not s.busy and not s.stale:
                 self.call_service(

@@ -28,9 +28,21 @@ from ..widgets.view_tabs import ViewTabs
 from .tabs import step_tab
 
 NOTES_SHOWN = 500
+DISMISSED = "✕"  # marks a dismissed conflict when they are listed
 
 
-STAGING = {"keep", "exclude", "dismiss", "merge", "split", "never", "promote", "promote_note", "promote_match"}
+STAGING = {
+    "keep",
+    "exclude",
+    "dismiss",
+    "undismiss",
+    "merge",
+    "split",
+    "never",
+    "promote",
+    "promote_note",
+    "promote_match",
+}
 
 
 class Queue(ServiceCalls, Vertical):
@@ -64,6 +76,7 @@ class ConflictsView(Queue):
         super().__init__(id=id)
         self.items: list[conflicts_svc.Conflict] = []
         self.listing: conflicts_svc.Listing | None = None
+        self.show_dismissed = False  # list dismissed conflicts too (the CLI's `conflicts list --all`)
 
     def compose(self) -> ComposeResult:
         yield Label("Conflicts: reading…", id="conflicts-title", classes="view-title")
@@ -72,20 +85,33 @@ class ConflictsView(Queue):
             yield Static("", id="conflict-detail")
 
     def refresh_data(self, sel: Selection | None = None) -> None:
-        self.call_service(conflicts_svc.find_conflicts, self.app.memory, then=self._show, group="conflicts")
+        self.call_service(
+            conflicts_svc.find_conflicts,
+            self.app.memory,
+            include_dismissed=self.show_dismissed,
+            then=self._show,
+            group="conflicts",
+        )
 
     def _show(self, listing: conflicts_svc.Listing) -> None:
         self.listing, self.items = listing, listing.conflicts
         table = self.query_one("#conflicts-table", DataTable)
         table.clear()
         for c in self.items:
+            subject = Text(DISMISSED + " ", style="bold red") + Text(fmt.text(c.subject)) if c.dismissed else c.subject
             table.add_row(
                 *fmt.cells(
-                    c.subject, fmt.clip(fmt.values([c.value]), 30), " ≠ ".join(c.predicates), fmt.day(c.latest), c.group
+                    subject, fmt.clip(fmt.values([c.value]), 30), " ≠ ".join(c.predicates), fmt.day(c.latest), c.group
                 )
             )
+        open_ = sum(1 for c in self.items if not c.dismissed)
+        hidden = (
+            f"{listing.dismissed} dismissed, listed with {DISMISSED} (t hides them)"
+            if self.show_dismissed
+            else f"{listing.dismissed} dismissed (t lists them)"
+        )
         self.query_one("#conflicts-title", Label).update(
-            f"Conflicts — {len(self.items)} open in {len(listing.groups)} group(s), {listing.dismissed} dismissed"
+            f"Conflicts — {open_} open in {len(listing.groups)} group(s), {hidden}"
         )
         self._detail()
 
@@ -101,6 +127,8 @@ class ConflictsView(Queue):
                 style="bold",
             )
         ]
+        if c.dismissed:
+            parts.append(Text(f"{DISMISSED} dismissed: hidden until either belief changes; u shows it again", "red"))
         for b in c.held:
             t = Text(f"  {fmt.text(b.predicate)}", style="magenta")
             t.append(
@@ -140,16 +168,17 @@ class ConflictsView(Queue):
                 "select",
                 c.predicates[0],
                 tuple((p, p) for p in c.predicates),
-            )
+            ),
+            Field("reason", "reason", placeholder="why, recorded with the statement"),
         ]
 
         def done(v: dict[str, Any] | None) -> None:
             if not v or not v.get("keep"):
                 return
-            cid, keep = c.id, v["keep"]
+            cid, keep, reason = c.id, v["keep"], v.get("reason", "")
 
             def build(st: Any) -> Any:
-                return conflicts_svc.confirm(st, cid, keep)
+                return conflicts_svc.confirm(st, cid, keep, reason)
 
             self.post_message(StagePlan(Recipe(f"confirm {c.subject}: keep {keep}", build, "conflicts")))
 
@@ -163,16 +192,48 @@ class ConflictsView(Queue):
         if c is None:
             return
         gid = c.group
+        both = "(both ways)"
+        fields = [
+            Field(
+                "by",
+                "which predicate excludes the other",
+                "select",
+                both,
+                ((both, both), *((f"only {p}", p) for p in c.predicates)),
+            ),
+            Field("reason", "reason", placeholder="why, for the registry log"),
+        ]
 
-        def build(st: Any) -> Any:
-            found, _ = conflicts_svc.lookup(st.memory, gid)
-            return conflicts_svc.exclude_plan(st, found)
+        def done(v: dict[str, Any] | None) -> None:
+            if v is None:
+                return
+            by = None if v.get("by") in (None, both) else v["by"]
+            reason = v.get("reason", "")
 
-        self.post_message(StagePlan(Recipe(f"exclude {' / '.join(c.predicates)} (group {gid})", build, "conflicts")))
+            def build(st: Any) -> Any:
+                found, _ = conflicts_svc.lookup(st.memory, gid)
+                return conflicts_svc.exclude_plan(st, found, by=by, reason=reason)
+
+            self.post_message(
+                StagePlan(Recipe(f"exclude {' / '.join(c.predicates)} (group {gid})", build, "conflicts"))
+            )
+
+        self.app.ask(
+            FormScreen(
+                f"Exclude: settle group {gid}",
+                fields,
+                note=f"One redefine adds the exclusion between {' and '.join(c.predicates)}; it settles every "
+                "subject in the group and the old log.",
+            ),
+            done,
+        )
 
     def action_dismiss(self) -> None:
         c = self.current
         if c is None:
+            return
+        if c.dismissed:
+            self.app.notify(f"{c.id} is already dismissed; u shows it again.", severity="warning", markup=False)
             return
 
         def done(v: dict[str, Any] | None) -> None:
@@ -206,6 +267,50 @@ class ConflictsView(Queue):
     def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
         self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}", markup=False)
         self.post_message(StoreChanged("dismiss"))
+
+    def action_show_dismissed(self) -> None:
+        """List the dismissed conflicts too (marked), or hide them again."""
+        self.show_dismissed = not self.show_dismissed
+        self.refresh_data()
+
+    def action_undismiss(self) -> None:
+        c = self.current
+        if c is None or not c.dismissed:
+            self.app.notify(
+                "Highlight a dismissed conflict (t lists them, marked " + DISMISSED + "), then press u.",
+                severity="warning",
+                markup=False,
+            )
+            return
+
+        def done(v: dict[str, Any] | None) -> None:
+            if v is None:
+                return
+            app = self.app
+            self.call_service(
+                conflicts_svc.undismiss,
+                app.memory,
+                c.id,
+                app.operator,
+                v.get("reason", ""),
+                then=lambda ids: self._undismissed(c, ids),
+                group="dismiss",
+            )
+
+        self.app.ask(
+            FormScreen(
+                "Show this conflict again?",
+                [Field("reason", "reason", placeholder="why it needs a look")],
+                submit="Undismiss",
+                note=f"{fmt.text(c.subject)}: {fmt.values([c.value])} under {', '.join(c.predicates)}. "
+                "A review decision is written now; the conflict is listed as open again.",
+            ),
+            done,
+        )
+
+    def _undismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
+        self.app.notify(f"{c.id} ({c.subject}) is shown again; review decision {', '.join(ids)}", markup=False)
+        self.post_message(StoreChanged("undismiss"))
 
 
 class VocabView(Queue):

@@ -454,7 +454,11 @@ class RegistryView(ServiceCalls, Vertical):
             Field("allowed", "allowed values (enum only, comma-separated)", placeholder="enum values, comma-separated"),
             Field("excludes", "excludes (comma-separated predicates)", placeholder="predicates, comma-separated"),
             Field(
-                "historical", "historical: things that happened (only a retraction withdraws a value)", "check", False
+                "historical",
+                "historical",
+                "check",
+                False,
+                help="things that happened: only an explicit retraction withdraws a value",
             ),
             Field("reason", "reason", placeholder="why, for the registry log"),
         ]

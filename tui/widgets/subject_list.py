@@ -47,6 +47,11 @@ class SubjectList(ServiceCalls, Vertical):
         )
 
     @property
+    def settled(self) -> bool:
+        """No typed filter is waiting for its pause to end (then the store is asked)."""
+        return self._timer is None
+
+    @property
     def table(self) -> DataTable:
         return self.query_one("#subject-table", DataTable)
 
@@ -96,8 +101,14 @@ class SubjectList(ServiceCalls, Vertical):
         event.stop()
         if self._timer is not None:
             self._timer.stop()
+            self._timer = None
         value = event.value
-        self._timer = self.set_timer(FILTER_DELAY, lambda: self.load(value))
+
+        def load() -> None:
+            self._timer = None
+            self.load(value)
+
+        self._timer = self.set_timer(FILTER_DELAY, load)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id != "subject-filter":
