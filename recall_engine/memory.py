@@ -94,7 +94,6 @@ class Memory:
         self._timeline: Timeline | None = None
         self._timeline_at = -1
         self._registry_recorded = 0  # the latest recorded instant of the timeline's records
-        self._known = False  # a known-at view (known()): keeps no folded pairs
         self._pairs = PairCache()
 
     @property
@@ -114,7 +113,7 @@ class Memory:
         """The registry timeline, re-read whenever a registry record was appended; the
         folded pairs caught up with everything else appended (recall_engine.pair_cache)."""
         pos = self.store.position()
-        if self._known:  # a known-at view keeps no folded pairs (see known())
+        if isinstance(self.store, KnownAt):  # a known-at view keeps no folded pairs (see known())
             if self._timeline is None or pos != self._timeline_at:
                 self._read_registry()
                 self._timeline_at = pos
@@ -288,7 +287,6 @@ class Memory:
             return self
         t = check_instant(known_at, "known_at")
         then = Memory(KnownAt(self.store, t), now=self.now, match_threshold=self.match_threshold)
-        then._known = True
         tl = self.timeline()
         if self._registry_recorded <= t:
             then._timeline, then._timeline_at = tl, self._timeline_at
