@@ -1,4 +1,4 @@
-"""Renderers of the data commands: audit bundles and the demo."""
+"""Renderers of the data commands: audit bundles, the demo, and verify."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
-from . import beliefs_table, line, names, txt
+from . import beliefs_table, line, names, table, txt
 
 
 def render_verify(con: Console, data: dict[str, Any]) -> None:
@@ -36,3 +36,38 @@ def render_demo(con: Console, data: dict[str, Any]) -> None:
             "dim",
         )
     )
+
+
+def summary(data: dict[str, Any]) -> str:
+    shown = "; ".join(
+        (f"{p['event_id']} of {p['subject']!r}" if p["event_id"] else "")
+        + (f" at position {p['position']}" if p["position"] is not None else "")
+        + (": " if p["event_id"] else "")
+        + p["reason"]
+        for p in data["problems"][:5]
+    )
+    more = f" (and {len(data['problems']) - 5} more)" if len(data["problems"]) > 5 else ""
+    return f"collection {data['collection']!r} does not verify: {shown}{more}"
+
+
+def render_verification(con: Console, data: dict[str, Any]) -> None:
+    verdict = ("verified", "bold green") if data["valid"] else ("NOT verified", "bold red")
+    con.print(line(verdict, f"  collection {data['collection']}: {data['events']} event(s), count {data['counted']}"))
+    if data["digest"]:
+        con.print(txt(f"log digest {data['digest']}"))
+    if data["kept"]:
+        con.print(txt(f"kept digest {'matches' if data['kept_matches'] else 'does NOT match'}"))
+    bad = [p for p in data["problems"] if p["event_id"]]
+    if bad:
+        t = table("position", "event", "subject", "reason", title="Bad events")
+        for b in bad:
+            pos = "" if b["position"] is None else str(b["position"])
+            t.add_row(txt(pos), txt(b["event_id"]), txt(b["subject"]), txt(b["reason"]))
+        con.print(t)
+    for p in data["problems"]:
+        if not p["event_id"]:
+            con.print(txt(f"- {p['reason']}", "red"))
+    if data["valid"] and not data["kept"]:
+        con.print(
+            txt("Keep the log digest elsewhere; `verify --digest D` later shows whether those events changed.", "dim")
+        )
