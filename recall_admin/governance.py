@@ -553,13 +553,13 @@ def _risks(
                     hidden = sum(len(c.before) - len(c.after) for c in shrunk)
                     detail = (
                         f"{r.name} becomes single-valued for its whole history: {hidden} value(s) held now "
-                        f"stop being believed at once, across {len(shrunk)} pair(s)"
+                        f"stop being believed at once, across {_pairs(len(shrunk))}"
                     )
                 else:
                     several = [pi for pi in pairs if pi.predicate == r.name and len(pi.after) > 1]
                     held = sum(len(pi.after) for pi in several)
                     detail = (
-                        f"{r.name} becomes single-valued from now on: {len(several)} pair(s) hold several values "
+                        f"{r.name} becomes single-valued from now on: {_pairs(len(several))} {'holds' if len(several) == 1 else 'hold'} several values "
                         f"now ({held} in all); the next value stated for each of them hides the others"
                     )
                 risks.append({"flag": "values_hidden", "detail": detail})
@@ -618,8 +618,12 @@ def _risks(
             {
                 "flag": "whole_log",
                 "detail": (
-                    f"the excludes or historical rule of {' and '.join(ruled)} covers the whole log, old statements "
-                    f"included: {sum(per_rule.values())} pair(s) change their history or what they list as replaced ({where})"
+                    f"the excludes or historical rule of {_names(ruled)} covers the whole log, old statements included: "
+                    + (
+                        f"{_pairs(sum(per_rule.values()))} change history or what is listed as replaced ({where})"
+                        if per_rule
+                        else "no pair in the store changes its history today; statements to come are read by it"
+                    )
                 ),
             }
         )
@@ -633,8 +637,8 @@ def _risks(
             {
                 "flag": "retroactive",
                 "detail": (
-                    f"{' and '.join(retro)} {'is' if len(retro) == 1 else 'are'} redefined for the whole history: "
-                    f"{impact.history_changed} pair(s) would have answered differently in the past ({where}), "
+                    f"{_names(retro)} {'is' if len(retro) == 1 else 'are'} redefined for the whole history: "
+                    f"{_pairs(impact.history_changed)} would have answered differently in the past ({where}), "
                     f"and every as-of read of them changes"
                 ),
             }
@@ -678,6 +682,18 @@ def _risks(
             }
         )
     return risks
+
+
+def _names(names: Sequence[str], shown: int = 4) -> str:
+    """'a', 'a and b', 'a, b and c', or 'a, b, c, d and 3 more': a risk names what it covers, briefly."""
+    if len(names) <= shown:
+        head, tail = list(names[:-1]), names[-1]
+        return f"{', '.join(head)} and {tail}" if head else tail
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+
+
+def _pairs(n: int) -> str:
+    return "1 pair" if n == 1 else f"{n} pairs"
 
 
 def _rules_changed(old: Definition | None, new: Definition) -> bool:

@@ -146,7 +146,7 @@ def test_multi_to_single_from_now_on_flags_values_hidden_and_changes_no_answer(t
     assert data["impact"]["answers_changed"] == 0
     assert "values_hidden" in flags(data)
     detail = next(r["detail"] for r in data["risks"] if r["flag"] == "values_hidden")
-    assert "1 pair(s) hold several values" in detail
+    assert "1 pair holds several values" in detail
     pos = position(tech)
     applied = tech.ok("redefine", "uses_technology", "--cardinality", "single", "--apply")
     assert_applied_as_previewed(tech, applied, pos)
@@ -163,7 +163,7 @@ def test_multi_to_single_retroactive_hides_values_at_once(tech):
     assert (c["before_as_of"], c["after_as_of"]) == (["Django"], ["Django"])
     assert flags(data)[:2] == ["values_hidden", "retroactive"]
     assert "1 value(s) held now stop being believed" in data["risks"][0]["detail"]
-    assert "1 pair(s) would have answered differently" in data["risks"][1]["detail"]
+    assert "1 pair would have answered differently" in data["risks"][1]["detail"]
     pos = position(tech)
     applied = tech.ok("redefine", "uses_technology", "--cardinality", "single", "--retroactive", "--apply")
     assert_applied_as_previewed(tech, applied, pos)

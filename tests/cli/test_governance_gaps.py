@@ -118,3 +118,15 @@ def test_a_registry_load_preview_shows_each_predicate_field_by_field(any_cli: Cl
     assert "Predicates: + hobby: new, multi-valued string" in out
     assert "~ likes: cardinality multi → single;" in out and "→ liked; excludes dislikes → —" in out
     assert "VALUES_HIDDEN" in out and "WHOLE_LOG" in out
+    # the whole-log risk names the rules it covers in a short list and says plainly when nothing changes yet
+    assert "the excludes or historical rule of likes covers the whole log" in out
+    assert "no pair in the store changes its history today" in out
+
+
+def test_a_risk_lists_many_names_briefly():
+    from recall_admin.governance import _names
+
+    assert _names(["a"]) == "a"
+    assert _names(["a", "b"]) == "a and b"
+    assert _names(["a", "b", "c"]) == "a, b and c"
+    assert _names(["a", "b", "c", "d", "e", "f", "g"]) == "a, b, c, d and 3 more"

@@ -211,4 +211,4 @@ def test_registry_load_previews_each_predicate_with_the_risks_of_the_equivalent_
     assert per["likes"]["fields"]["cardinality"] == {"before": "multi", "after": "single"}
     assert per["likes"]["fields"]["excludes"] == {"before": likes["excludes"], "after": []}
     hidden = next(r["detail"] for r in data["risks"] if r["flag"] == "values_hidden")
-    assert "likes becomes single-valued from now on: 1 pair(s) hold several values" in hidden
+    assert "likes becomes single-valued from now on: 1 pair holds several values" in hidden
