@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -171,6 +172,15 @@ class Backend(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    @contextmanager
+    def group(self) -> Iterator[None]:
+        """Group commit: the appends this thread makes inside share one transaction,
+        committed when the block ends (and none of them if it raises). Each append is
+        still all-or-nothing on its own: one that fails leaves the others in the group.
+        Reads inside see the group's appends. A backend that cannot group commits each
+        append as it comes, which callers cannot tell apart except by speed."""
+        yield
 
     def __enter__(self) -> Backend:
         return self
