@@ -25,7 +25,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from recall_engine.errors import NotFound, RecallError
+from recall_engine.errors import NotFound, ReadOnlyStore, RecallError, StorageError
 from recall_engine.storage.base import Backend
 
 from .keys import Key, KeyRing
@@ -150,7 +150,12 @@ class Agents:
             return [self._outcome(*calls[0])]
         try:
             with self.backend.group():
-                return [self._outcome(*c) for c in calls]
+                outcomes = [self._outcome(*c) for c in calls]
+                if any(_not_the_input(o) for o in outcomes):
+                    # the store failed, not the input: maybe because of the group (a lock
+                    # another server's group holds), so none of it stands
+                    raise StorageError("a call of the group failed in the store")
+            return outcomes
         except Exception:  # noqa: BLE001 - the commit failed: retried one by one below
             for key, _, _ in calls:
                 # their caches saw appends that were taken back: start them afresh
@@ -177,6 +182,15 @@ class Agents:
 
     def close(self) -> None:
         return None
+
+
+def _not_the_input(outcome: object) -> bool:
+    """An error the store (or a bug) caused, which the same call alone might not meet."""
+    if not isinstance(outcome, Exception):
+        return False
+    return not isinstance(outcome, RecallError) or (
+        isinstance(outcome, StorageError) and not isinstance(outcome, ReadOnlyStore)
+    )
 
 
 class GroupCommit:
