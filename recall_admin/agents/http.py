@@ -17,7 +17,6 @@ servers can share one PostgreSQL. See docs/agents.md.
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -29,7 +28,7 @@ from recall_engine.errors import NotFound, ReadOnlyStore, RecallError, StorageEr
 from recall_engine.storage.base import Backend
 
 from .keys import Key, KeyRing
-from .mcp_server import build_server, dumps, envelope_error, envelope_ok, error_of
+from .mcp_server import build_server, decode, encode, envelope_error, envelope_ok, error_of
 from .tools import DEFAULT_MAX_VALUE_BYTES, TOOLS, TooLarge, Toolbox, agent_memory
 
 DEFAULT_MAX_BODY = 1 << 20
@@ -259,7 +258,7 @@ _BEARER_CHALLENGE = [(b"www-authenticate", b'Bearer realm="recall"')]
 
 
 async def _respond(send: Send, status: int, doc: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = dumps(doc).encode("utf-8")
+    body = encode(doc)
     await send(
         {
             "type": "http.response.start",
@@ -346,7 +345,7 @@ class App:
 
     async def v1(self, key: Key, tool: str, raw: bytes) -> dict[str, Any]:
         try:
-            args = json.loads(raw) if raw.strip() else {}
+            args = decode(raw) if raw.strip() else {}
         except ValueError as e:
             return envelope_error("usage_error", f"the body must be a JSON object of the tool's arguments: {e}")
         try:
