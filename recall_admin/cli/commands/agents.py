@@ -122,7 +122,8 @@ def serve(
             highlight=False,
         )
         try:
-            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+            # no access log: its line is built for every request, then dropped at "warning"
+            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
         finally:
             agents.close()
 
