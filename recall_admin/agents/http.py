@@ -148,7 +148,7 @@ class Agents:
         if len(calls) == 1:
             return [self._outcome(*calls[0])]
         try:
-            with self.backend.group():
+            with self.backend.group(collections=[key.collection for key, _, _ in calls]):
                 outcomes = [self._outcome(*c) for c in calls]
                 if any(_not_the_input(o) for o in outcomes):
                     # the store failed, not the input: maybe because of the group (a lock

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -144,8 +144,8 @@ class FailingCommit:
         return getattr(self.backend, name)
 
     @contextmanager
-    def group(self) -> Iterator[None]:
-        with self.backend.group():
+    def group(self, collections: Sequence[str] = ()) -> Iterator[None]:
+        with self.backend.group(collections):
             yield
             self.failed += 1
             raise StorageError("the commit failed")

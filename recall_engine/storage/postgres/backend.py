@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -217,19 +217,24 @@ class PostgresBackend(Backend):
             self._pool.put(conn)
 
     @contextmanager
-    def group(self) -> Iterator[None]:
+    def group(self, collections: Sequence[str] = ()) -> Iterator[None]:
         """Appends inside share one transaction on one connection; each append's own
-        transaction becomes a savepoint of it (psycopg nests them)."""
+        transaction becomes a savepoint of it (psycopg nests them). The append locks of
+        the named collections (opened already) are taken first, in the order of their ids."""
         if getattr(self._local, "group", None) is not None:
             yield  # already in a group: it joins the outer one
             return
         what = "the grouped appends"
+        with self._lock:
+            cids = sorted({s.cid for c in collections if (s := self._stores.get(c)) is not None})
         try:
             conn = self._pool.get()
         except psycopg.InterfaceError:
             raise StorageError(f"the store at {self.url_for_display} is closed") from None
         try:
             with conn.transaction():
+                for cid in cids:  # held to the commit, as each append's own lock (store.py)
+                    conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, cid))
                 self._local.group = conn
                 yield
                 if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:

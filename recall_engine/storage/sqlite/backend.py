@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from urllib.parse import quote
 
 from ... import clock
@@ -110,8 +110,9 @@ class SQLiteBackend(Backend):
         return conn
 
     @contextlib.contextmanager
-    def group(self) -> Iterator[None]:
-        """Appends inside share one transaction; each is a savepoint of it (store.py, _write)."""
+    def group(self, collections: Sequence[str] = ()) -> Iterator[None]:
+        """Appends inside share one transaction; each is a savepoint of it (store.py, _write).
+        The file has one write lock, taken at the start, whatever the collections."""
         if self.grouped():
             yield  # already in a group: it joins the outer one
             return
