@@ -9,7 +9,8 @@ collection; nothing in a request names one.
 One process holds one backend (one connection per thread) and one ``Memory`` per key for
 its whole life. Engine calls run on the event loop's own thread, one at a time: the store
 takes one writer at a time anyway, and handing each call to a worker thread and back
-cost more than the call on a busy machine. The server keeps no state a second server
+cost more than the call on a busy machine. Writes that arrive together share one commit
+(``GroupCommit``), each answered as if applied alone. The server keeps no state a second server
 would need (new key events are read at each request, past a watermark), so several
 servers can share one PostgreSQL. See docs/agents.md.
 """
