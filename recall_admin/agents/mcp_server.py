@@ -71,7 +71,7 @@ def encode(doc: Any) -> bytes:
 
 def decode(raw: bytes) -> Any:
     """A JSON document, as ``json.loads`` reads it (and words its errors), faster."""
-    return loads(raw)
+    return loads(raw.decode(json.detect_encoding(raw), "surrogatepass"))
 
 
 def tool_list(writable: bool | None = None) -> list[types.Tool]:
