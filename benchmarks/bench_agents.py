@@ -1,16 +1,19 @@
-"""Agent benchmarks (issue 17): the stdio MCP tool's overhead, and `serve` on SQLite.
+"""Agent benchmarks (issue 17): the stdio MCP tool's overhead, and `serve` under load.
 
 Every figure is measured in the same run on the same kind of store, so the ratios hold
 on a noisy machine:
 
 - ``remember`` over stdio (the MCP SDK's client against ``recall-admin mcp --write``):
-  p50 per call, minus the p50 of the engine's own remember in-process (target <= 5 ms);
-  the engine is measured both as ``Memory`` and as the server's ``AgentMemory`` (same
-  engine, plus the writer record and the registry cache the server uses);
+  p50 per call minus the p50 of the engine's own remember in-process (target <= 5 ms);
+  the engine is measured as plain ``Memory`` and as the servers' ``agent_memory`` (the
+  same engine plus the writer record each agent write carries);
 - ``serve`` on SQLite, 8 concurrent clients (keep-alive connections) sending
-  ``POST /v1/remember``: remembers a second (target >= 500);
-- ``recall`` of one pair over ``POST /v1/recall``: p50 (target <= 5 ms), next to the
-  engine's in-process read.
+  ``POST /v1/remember``: remembers a second (target >= 500), how many commits they took
+  (group commit, docs/agents.md), and the same statements one by one in-process;
+- ``recall`` of one pair over ``POST /v1/recall``: p50 and p95 (target p50 <= 5 ms), next
+  to ``GET /healthz`` (the HTTP round trip with no engine work) and the engine's own read;
+- with ``--postgres``: the same 8 clients over two ``serve`` processes on one PostgreSQL
+  (the test suite's pip-installed server, which runs with fsync off).
 
 On a machine whose cores are busy, wall-clock figures mostly measure the scheduler
 (each call wakes two processes). So the CPU time each side spends is printed too: the
@@ -18,8 +21,8 @@ server process's CPU per request (from /proc) against the engine's own CPU per c
 one process. One server process spends one core at most, so 1000 / (server CPU ms per
 remember) is the most remembers a second it can take on a quiet machine.
 
-    python benchmarks/bench_agents.py                 # 300 stdio calls, 8 x 150 served remembers
-    python benchmarks/bench_agents.py --calls 1000 --per-client 500
+    python benchmarks/bench_agents.py                      # 200 stdio calls, 8 x 100 served remembers
+    python benchmarks/bench_agents.py --calls 1000 --per-client 500 --recalls 1000 --postgres
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ def engine_remember(url: str, n: int, *, agent: bool) -> tuple[list[float], floa
     with open_backend(url) as b:
         store = b.store("memories")
         m = agent_memory(store, {"agent": "bench"}) if agent else Memory(store)
-        out = []
+        out: list[float] = []
         cpu = time.process_time()
         for i in range(n):
             t = time.perf_counter()
@@ -155,20 +158,38 @@ def post(conn: http.client.HTTPConnection, key: str, tool: str, args: dict) -> d
     return doc["data"]
 
 
-@dataclass
-class Served:
-    rate: float  # remembers a second, 8 clients
-    remember_cpu: float | None  # server CPU ms per remember
-    recall_wall: list[float]
-    recall_cpu: float | None  # server CPU ms per recall
-    alone_rate: float  # the same remembers, one process, no HTTP
-    alone_cpu: float  # its CPU ms per remember
-    engine_recall: list[float]
-    engine_recall_cpu: float
+def healthz(port: int) -> dict:
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", "/healthz")
+    resp = c.getresponse()
+    doc = json.loads(resp.read())
+    c.close()
+    assert resp.status == 200, doc
+    return doc["data"]
 
 
-def served(folder: Path, per_client: int, recalls: int) -> Served:
-    url = f"sqlite:///{folder / 'served.db'}"
+def start_serve(url: str) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [shutil.which("recall-admin") or "recall-admin", "--store", url, "serve", "--port", str(port)]
+        + ["--rate", "1000000"],
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while True:  # wait for /healthz, bounded
+        try:
+            healthz(port)
+            return proc, port
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise SystemExit("serve did not start") from None
+            time.sleep(0.05)
+
+
+def make_keys(url: str) -> list[str]:
     keys = []
     with open_backend(url) as b:
         ring = KeyRing(b)
@@ -176,69 +197,89 @@ def served(folder: Path, per_client: int, recalls: int) -> Served:
             ns = f"bench:c{c}"
             sync_registry(Memory(b.store(ns.replace(":", "."))), [load_starter("coding")], "bench")
             keys.append(ring.create(ns, expires_in=None)[0])
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            shutil.which("recall-admin") or "recall-admin",
-            "--store",
-            url,
-            "serve",
-            "--port",
-            str(port),
-            "--rate",
-            "1000000",
-        ],
-        env=env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:  # wait for /healthz, bounded
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                c.request("GET", "/healthz")
-                if c.getresponse().status == 200:
-                    break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise SystemExit("serve did not start") from None
-                time.sleep(0.05)
+    return keys
 
-        def client(c: int) -> None:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-            for i in range(per_client):
-                post(
-                    conn,
-                    keys[c],
-                    "remember",
-                    {"subject": f"user-{i % 50}", "predicate": "uses_technology", "value": f"tech {c}-{i}"},
-                )
-            conn.close()
 
-        threads = [threading.Thread(target=client, args=(c,)) for c in range(CLIENTS)]
-        before = cpu_seconds(proc.pid)
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        rate = CLIENTS * per_client / (time.perf_counter() - t0)
-        remember_cpu = per_call_ms(before, cpu_seconds(proc.pid), CLIENTS * per_client)
+def statement(c: int, i: int) -> dict:
+    return {"subject": f"user-{i % 50}", "predicate": "uses_technology", "value": f"tech {c}-{i}"}
 
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        http_recall = []
-        before = cpu_seconds(proc.pid)
-        for i in range(recalls):
-            t = time.perf_counter()
-            post(conn, keys[0], "recall", {"subject": f"user-{i % 50}", "predicate": "uses_technology"})
-            http_recall.append(time.perf_counter() - t)
-        recall_cpu = per_call_ms(before, cpu_seconds(proc.pid), recalls)
+
+@dataclass
+class Load:
+    rate: float  # remembers a second, all clients
+    server_cpu: float | None  # CPU ms per remember, all server processes
+    client_cpu: float  # this process's CPU ms per remember (the 8 client threads)
+    commits: int  # transactions the remembers took, all servers
+
+
+def run_load(procs: list[subprocess.Popen], ports: list[int], keys: list[str], per_client: int) -> Load:
+    def client(c: int) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", ports[c % len(ports)], timeout=120)
+        for i in range(per_client):
+            post(conn, keys[c], "remember", statement(c, i))
         conn.close()
+
+    threads = [threading.Thread(target=client, args=(c,)) for c in range(CLIENTS)]
+    n = CLIENTS * per_client
+    before = [cpu_seconds(p.pid) for p in procs]
+    mine, t0 = time.process_time(), time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rate = n / (time.perf_counter() - t0)
+    client_cpu = (time.process_time() - mine) * 1000 / n
+    after = [cpu_seconds(p.pid) for p in procs]
+    server: float | None = None
+    if all(x is not None for x in before + after):
+        server = sum(a - b for a, b in zip(after, before, strict=True)) * 1000 / n  # type: ignore[operator]
+    commits = sum(healthz(port)["writes"]["commits"] for port in ports)
+    return Load(rate, server, client_cpu, commits)
+
+
+def recall_and_healthz(port: int, key: str, n: int) -> tuple[list[float], list[float]]:
+    """Round trips of recall and of /healthz, taken in turn so both meet the same load."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    recalls, probes = [], []
+    for i in range(n):
+        t = time.perf_counter()
+        post(conn, key, "recall", {"subject": f"user-{i % 50}", "predicate": "uses_technology"})
+        recalls.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        conn.request("GET", "/healthz")
+        resp = conn.getresponse()
+        resp.read()
+        probes.append(time.perf_counter() - t)
+        assert resp.status == 200
+    conn.close()
+    return recalls, probes
+
+
+@dataclass
+class Served:
+    load: Load
+    recall_wall: list[float]
+    recall_cpu: float | None  # server CPU ms per recall and /healthz
+    healthz_wall: list[float]
+    alone_rate: float  # the same remembers, one process, no HTTP, one at a time
+    alone_cpu: float  # its CPU ms per remember
+    engine_recall: list[float]
+    engine_recall_cpu: float
+
+
+def served_sqlite(folder: Path, per_client: int, recalls: int) -> Served:
+    url = f"sqlite:///{folder / 'served.db'}"
+    keys = make_keys(url)
+    proc, port = start_serve(url)
+    try:
+        load = run_load([proc], [port], keys, per_client)
+        before = cpu_seconds(proc.pid)
+        recall_wall, healthz_wall = recall_and_healthz(port, keys[0], recalls)
+        recall_cpu = per_call_ms(before, cpu_seconds(proc.pid), recalls)  # with as many /healthz
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-    # the same statements, one process, no HTTP: what the engine alone does (into fresh collections)
+    # the same statements, one process, no HTTP, one at a time: the engine alone (into fresh collections)
     with open_backend(url) as b:
         boxes = []
         for c in range(CLIENTS):
@@ -248,7 +289,7 @@ def served(folder: Path, per_client: int, recalls: int) -> Served:
         t0, cpu = time.perf_counter(), time.process_time()
         for i in range(per_client):
             for c in range(CLIENTS):
-                boxes[c].remember(f"user-{i % 50}", "uses_technology", f"tech {c}-{i}")
+                boxes[c].remember(**statement(c, i))
         alone = CLIENTS * per_client / (time.perf_counter() - t0)
         alone_cpu = (time.process_time() - cpu) * 1000 / (CLIENTS * per_client)
     with open_backend(url) as b:
@@ -260,18 +301,55 @@ def served(folder: Path, per_client: int, recalls: int) -> Served:
             m.read_pair(f"user-{i % 50}", "uses_technology")
             engine_recall.append(time.perf_counter() - t)
         engine_recall_cpu = (time.process_time() - cpu) * 1000 / recalls
-    return Served(rate, remember_cpu, http_recall, recall_cpu, alone, alone_cpu, engine_recall, engine_recall_cpu)
+    return Served(load, recall_wall, recall_cpu, healthz_wall, alone, alone_cpu, engine_recall, engine_recall_cpu)
+
+
+def served_postgres(per_client: int) -> Load:
+    """8 clients over two `serve` processes on one PostgreSQL database."""
+    from tests.pg_server import fresh_database, start_server
+
+    url = fresh_database(start_server(), f"bench_agents_{os.getpid()}")
+    keys = make_keys(url)
+    servers = [start_serve(url) for _ in range(2)]
+    try:
+        return run_load([p for p, _ in servers], [port for _, port in servers], keys, per_client)
+    finally:
+        for p, _ in servers:
+            p.terminate()
+        for p, _ in servers:
+            p.wait(timeout=60)
 
 
 def verdict(ok: bool) -> str:
     return "ok" if ok else "MISSED"
 
 
+def p95_ms(xs: list[float]) -> float:
+    return sorted(xs)[int(len(xs) * 0.95)] * 1000
+
+
+def print_load(what: str, load: Load, n: int) -> None:
+    print(f"{what:<48}{load.rate:7.0f} remembers/s (target >= 500)  {verdict(load.rate >= 500)}")
+    print(
+        f"  commits (group commit)                        {load.commits:7d} for {n} remembers ({n / max(load.commits, 1):.1f} a commit)"
+    )
+    if load.server_cpu is not None:
+        ceiling = 1000 / load.server_cpu  # per server process, one core each
+        print(
+            f"  server CPU per remember                       {load.server_cpu:7.2f} ms"
+            f"  (the 8 clients: {load.client_cpu:.2f} ms)"
+        )
+        print(f"  one server process (one core) takes at most   {ceiling:7.0f} remembers/s  {verdict(ceiling >= 500)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=300, help="remember calls over stdio (and in-process)")
-    ap.add_argument("--per-client", type=int, default=150, help="remembers each of the 8 served clients sends")
+    ap.add_argument("--calls", type=int, default=200, help="remember calls over stdio (and in-process)")
+    ap.add_argument("--per-client", type=int, default=100, help="remembers each of the 8 served clients sends")
     ap.add_argument("--recalls", type=int, default=300)
+    ap.add_argument(
+        "--postgres", action="store_true", help="also two servers on one PostgreSQL (starts the test server)"
+    )
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -281,51 +359,46 @@ def main() -> None:
         plain, agent, tool = p50_ms(plain_wall), p50_ms(agent_wall), p50_ms(tool_wall)
         print("                                                 wall p50   CPU per call")
         print(f"remember, engine in-process (Memory)            {plain:7.2f} ms  {plain_cpu:7.2f} ms")
-        print(f"remember, engine in-process (AgentMemory)       {agent:7.2f} ms  {agent_cpu:7.2f} ms")
+        print(f"remember, engine in-process (agent_memory)      {agent:7.2f} ms  {agent_cpu:7.2f} ms")
         print(
             f"remember, MCP tool over stdio                   {tool:7.2f} ms  {ms(server_cpu)} ms server"
             f" + {client_cpu:.2f} ms client"
         )
         print(
-            f"  overhead over the server's engine path        {tool - agent:7.2f} ms (target <= 5)  {verdict(tool - agent <= 5)}"
+            f"  stdio p50 minus the engine's (agent_memory)   {tool - agent:7.2f} ms (target <= 5)  {verdict(tool - agent <= 5)}"
         )
         print(
-            f"  overhead over the engine's own Memory         {tool - plain:7.2f} ms (target <= 5)  {verdict(tool - plain <= 5)}"
+            f"  stdio p50 minus the engine's (Memory)         {tool - plain:7.2f} ms (target <= 5)  {verdict(tool - plain <= 5)}"
         )
         if server_cpu is not None:
             over = server_cpu + client_cpu - agent_cpu
             print(f"  CPU the MCP layer adds (server + client)      {over:7.2f} ms (target <= 5)  {verdict(over <= 5)}")
-        r = served(folder, a.per_client, a.recalls)
+        n = CLIENTS * a.per_client
+        r = served_sqlite(folder, a.per_client, a.recalls)
+        print_load(f"serve on SQLite, {CLIENTS} clients x {a.per_client} remembers", r.load, n)
         print(
-            f"serve on SQLite, {CLIENTS} clients x {a.per_client} remembers  {r.rate:7.0f} remembers/s (target >= 500)"
-            f"  {verdict(r.rate >= 500)}"
+            f"  the same remembers in-process, one at a time  {r.alone_rate:7.0f} remembers/s"
+            f"  ({r.alone_cpu:.2f} ms CPU each; serve reaches {r.load.rate / r.alone_rate:.0%} of it)"
+        )
+        rec50, rec95, hz50, eng50 = (
+            p50_ms(r.recall_wall),
+            p95_ms(r.recall_wall),
+            p50_ms(r.healthz_wall),
+            p50_ms(r.engine_recall),
         )
         print(
-            f"  the same remembers in-process, no HTTP        {r.alone_rate:7.0f} remembers/s"
-            f"  (serve reaches {r.rate / r.alone_rate:.0%} of it)"
+            f"recall over /v1                             p50 {rec50:7.2f} ms (target <= 5)  {verdict(rec50 <= 5)}"
+            f"   p95 {rec95:.2f} ms"
         )
-        if r.remember_cpu is not None:
-            ceiling = 1000 / r.remember_cpu
-            print(
-                f"  server CPU per remember                       {r.remember_cpu:7.2f} ms"
-                f"  (engine alone {r.alone_cpu:.2f} ms; HTTP, keys and JSON add {r.remember_cpu - r.alone_cpu:.2f} ms)"
-            )
-            print(
-                f"  one server process can take at most           {ceiling:7.0f} remembers/s (target >= 500)"
-                f"  {verdict(ceiling >= 500)}"
-            )
-        http_p50, eng_p50 = p50_ms(r.recall_wall), p50_ms(r.engine_recall)
-        print(
-            f"recall over /v1                             p50 {http_p50:7.2f} ms (target <= 5)  {verdict(http_p50 <= 5)}"
-        )
-        print(
-            f"recall, engine in-process                   p50 {eng_p50:7.2f} ms  (HTTP adds {http_p50 - eng_p50:.2f} ms)"
-        )
+        print(f"  GET /healthz (the round trip alone)       p50 {hz50:7.2f} ms  (recall adds {rec50 - hz50:.2f} ms)")
+        print(f"  recall, engine in-process                 p50 {eng50:7.2f} ms")
         if r.recall_cpu is not None:
             print(
-                f"  server CPU per recall                         {r.recall_cpu:7.2f} ms"
+                f"  server CPU per recall + /healthz              {r.recall_cpu:7.2f} ms"
                 f"  (engine alone {r.engine_recall_cpu:.2f} ms)"
             )
+        if a.postgres:
+            print_load(f"serve x2 on PostgreSQL, {CLIENTS} clients x {a.per_client}", served_postgres(a.per_client), n)
 
 
 if __name__ == "__main__":

@@ -9,26 +9,28 @@ collection; nothing in a request names one.
 One process holds one backend (one connection per thread) and one ``Memory`` per key for
 its whole life. Engine calls run on the event loop's own thread, one at a time: the store
 takes one writer at a time anyway, and handing each call to a worker thread and back
-cost more than the call on a busy machine. The server keeps no state a second server
+cost more than the call on a busy machine. Writes that arrive together share one commit
+(``GroupCommit``), each answered as if applied alone. The server keeps no state a second server
 would need (new key events are read at each request, past a watermark), so several
 servers can share one PostgreSQL. See docs/agents.md.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from recall_engine.errors import NotFound, RecallError
+from recall_engine.errors import NotFound, ReadOnlyStore, RecallError, StorageError
 from recall_engine.storage.base import Backend
 
 from .keys import Key, KeyRing
-from .mcp_server import build_server, dumps, envelope_error, envelope_ok, error_of
-from .tools import DEFAULT_MAX_VALUE_BYTES, TooLarge, Toolbox, agent_memory
+from .mcp_server import build_server, decode, encode, envelope_error, envelope_ok, error_of
+from .tools import DEFAULT_MAX_VALUE_BYTES, TOOLS, TooLarge, Toolbox, agent_memory
 
 DEFAULT_MAX_BODY = 1 << 20
 DEFAULT_RATE = 100.0  # requests per second per key; a burst of as many is allowed
@@ -59,6 +61,7 @@ class Limits:
     max_body: int = DEFAULT_MAX_BODY
     max_value: int = DEFAULT_MAX_VALUE_BYTES
     rate: float = DEFAULT_RATE
+    group_window: float = 0.0  # seconds a write waits for others to share its commit
 
 
 class Bucket:
@@ -98,6 +101,7 @@ class Agents:
         self._boxes: dict[str, Toolbox] = {}
         self._buckets: dict[str, Bucket] = {}
         self._lock = threading.Lock()
+        self.writes: GroupCommit | None = None
 
     def toolbox(self, key: Key) -> Toolbox:
         box = self._boxes.get(key.id)
@@ -120,9 +124,49 @@ class Agents:
     def backend_read_only(self) -> bool:
         return bool(getattr(self.backend, "read_only", False))
 
+    async def run(self, key: Key, name: str, args: Any) -> dict[str, Any]:
+        """One tool call for a key (checked by the gate for this very request): a write
+        waits for its group's commit, a read is answered at once."""
+        tool = TOOLS.get(name)
+        if tool is not None and tool.writes:
+            if self.writes is None:
+                self.writes = GroupCommit(self, window=self.limits.group_window)
+            return await self.writes.call(key, name, args)
+        return self.call(key, name, args)
+
     def call(self, key: Key, name: str, args: Any) -> dict[str, Any]:
-        """One tool call for a key (checked by the gate for this very request)."""
+        """One tool call for a key, applied now."""
         return self.toolbox(key).call(name, args)
+
+    def apply(self, calls: Sequence[tuple[Key, str, Any]]) -> list[dict[str, Any] | Exception]:
+        """Write calls in one transaction, applied one by one in this order: each answer (or
+        error) is the one the call would get alone at this point, and an error in one call
+        takes back only its own appends (Backend.group). If the group as a whole cannot be
+        committed, nothing of it was stored: each call is then applied alone."""
+        for key, _, _ in calls:
+            with suppress(Exception):  # opening a collection may create it: outside the transaction
+                self.toolbox(key)
+        if len(calls) == 1:
+            return [self._outcome(*calls[0])]
+        try:
+            with self.backend.group(collections=[key.collection for key, _, _ in calls]):
+                outcomes = [self._outcome(*c) for c in calls]
+                if any(_not_the_input(o) for o in outcomes):
+                    # the store failed, not the input: maybe because of the group (a lock
+                    # another server's group holds), so none of it stands
+                    raise StorageError("a call of the group failed in the store")
+            return outcomes
+        except Exception:  # noqa: BLE001 - the commit failed: retried one by one below
+            for key, _, _ in calls:
+                # their caches saw appends that were taken back: start them afresh
+                self._boxes.pop(key.id, None)
+            return [self._outcome(*c) for c in calls]
+
+    def _outcome(self, key: Key, name: str, args: Any) -> dict[str, Any] | Exception:
+        try:
+            return self.call(key, name, args)
+        except Exception as e:  # noqa: BLE001 - the caller's own answer
+            return e
 
     def admit(self, key: Key) -> None:
         with self._lock:
@@ -140,6 +184,66 @@ class Agents:
         return None
 
 
+def _not_the_input(outcome: object) -> bool:
+    """An error the store (or a bug) caused, which the same call alone might not meet."""
+    if not isinstance(outcome, Exception):
+        return False
+    return not isinstance(outcome, RecallError) or (
+        isinstance(outcome, StorageError) and not isinstance(outcome, ReadOnlyStore)
+    )
+
+
+class GroupCommit:
+    """Write calls that arrive together are applied together (docs/agents.md, group commit).
+
+    A write call waits in a queue; one task takes what has queued while the loop turned
+    (or for ``window`` seconds), at most ``max_group`` calls, applies them in arrival order
+    in one transaction (``Agents.apply``), and answers each once the transaction is
+    committed. Engine calls stay on the event loop's thread, one group at a time."""
+
+    def __init__(self, agents: Agents, *, window: float = 0.0, max_group: int = 64) -> None:
+        self.agents = agents
+        self.window = window
+        self.max_group = max(1, max_group)
+        self._queue: list[tuple[Key, str, Any, asyncio.Future[dict[str, Any]]]] = []
+        self._drainer: asyncio.Task[None] | None = None
+        self.groups = 0  # how many transactions the queued writes took (benchmarks/bench_agents.py)
+        self.calls = 0
+
+    async def call(self, key: Key, name: str, args: Any) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._queue.append((key, name, args, done))
+        if self._drainer is None:
+            self._drainer = loop.create_task(self._drain())
+        return await done
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                # one turn of the loop (or the window): requests read meanwhile join this group
+                await asyncio.sleep(self.window)
+                group, self._queue = self._queue[: self.max_group], self._queue[self.max_group :]
+                try:
+                    outcomes = self.agents.apply([(k, n, a) for k, n, a, _ in group])
+                except Exception as e:  # noqa: BLE001 - apply answers each call; this is a bug guard
+                    outcomes = [e] * len(group)
+                self.groups += 1
+                self.calls += len(group)
+                for (_, _, _, done), outcome in zip(group, outcomes, strict=True):
+                    if done.done():
+                        continue  # the caller went away; its write stands, as any answered write
+                    if isinstance(outcome, Exception):
+                        done.set_exception(outcome)
+                    else:
+                        done.set_result(outcome)
+        finally:
+            self._drainer = None
+            left, self._queue = self._queue, []  # only when the server stops mid-wait
+            for _, _, _, done in left:
+                done.cancel()
+
+
 # --- ASGI plumbing ----------------------------------------------------------------------
 #
 # /v1/<tool> and /healthz are answered here, in plain ASGI: the request is read once,
@@ -155,7 +259,7 @@ _BEARER_CHALLENGE = [(b"www-authenticate", b'Bearer realm="recall"')]
 
 
 async def _respond(send: Send, status: int, doc: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = dumps(doc).encode("utf-8")
+    body = encode(doc)
     await send(
         {
             "type": "http.response.start",
@@ -208,7 +312,7 @@ class App:
             await _reply(send, error_of(e))
             return
         if v1:
-            await _reply(send, self.v1(key, path[len("/v1/") :], body))
+            await _reply(send, await self.v1(key, path[len("/v1/") :], body))
             return
         replayed = False
 
@@ -240,13 +344,13 @@ class App:
             more = message.get("more_body", False)
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def v1(self, key: Key, tool: str, raw: bytes) -> dict[str, Any]:
+    async def v1(self, key: Key, tool: str, raw: bytes) -> dict[str, Any]:
         try:
-            args = json.loads(raw) if raw.strip() else {}
+            args = decode(raw) if raw.strip() else {}
         except ValueError as e:
             return envelope_error("usage_error", f"the body must be a JSON object of the tool's arguments: {e}")
         try:
-            return envelope_ok(self.agents.call(key, tool, args))
+            return envelope_ok(await self.agents.run(key, tool, args))
         except Exception as e:  # noqa: BLE001
             return error_of(e)
 
@@ -255,7 +359,10 @@ class App:
             self.agents.keys.refresh()
         except Exception as e:  # noqa: BLE001
             return error_of(e)
-        return envelope_ok({"status": "ok", "store": self.agents.backend.url_for_display})
+        w = self.agents.writes
+        # how many write calls, in how many commits (group commit: docs/agents.md)
+        writes = {"calls": w.calls if w else 0, "commits": w.groups if w else 0}
+        return envelope_ok({"status": "ok", "store": self.agents.backend.url_for_display, "writes": writes})
 
 
 def _headers(scope: dict[str, Any]) -> dict[str, str]:
@@ -273,7 +380,7 @@ def build_app(agents: Agents, *, host: str = "127.0.0.1") -> App:
         return key
 
     async def run_tool(ctx: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        return agents.call(key_of(ctx), name, args)
+        return await agents.run(key_of(ctx), name, args)
 
     server = build_server(run_tool)
     mcp_app = server.streamable_http_app(

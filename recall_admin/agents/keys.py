@@ -34,6 +34,7 @@ CREATED = "key_created"
 REVOKED = "key_revoked"
 KEY_PREFIX = "rcl_"
 DEFAULT_EXPIRES = "720h"
+MAX_VERIFIED = 10_000  # tokens remembered as checked; the map starts over past it
 
 _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9_-]*(?::[a-z0-9][a-z0-9_-]*)*$")
 _KEY = re.compile(r"^rcl_([0-9a-f]{12})_[A-Za-z0-9_-]{16,}$")
@@ -121,6 +122,7 @@ class KeyRing:
         self._revoked: dict[str, int] = {}
         self._position = 0
         self._lock = threading.Lock()
+        self._verified: dict[str, Key] = {}  # tokens whose hash matched, and their key
 
     def _system(self, create: bool) -> Store | None:
         if self._store is None:
@@ -203,11 +205,17 @@ class KeyRing:
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise Unauthorized("missing bearer key: send the header `Authorization: Bearer rcl_...`")
-        m = _KEY.match(token)
-        self.refresh()
-        k = self._keys.get(m.group(1)) if m else None
-        if k is None or not hmac.compare_digest(k.hash, key_hash(token)):
-            raise Unauthorized("the key is not valid")
+        self.refresh()  # a revocation or a new key appended anywhere counts from this request on
+        k = self._verified.get(token)
+        if k is None:
+            m = _KEY.match(token)
+            k = self._keys.get(m.group(1)) if m else None
+            if k is None or not hmac.compare_digest(k.hash, key_hash(token)):
+                raise Unauthorized("the key is not valid")
+            if len(self._verified) >= MAX_VERIFIED:
+                self._verified.clear()
+            # the hash is checked once per token; revocation and expiry below, every time
+            self._verified[token] = k
         if k.revoked is not None:
             raise Unauthorized(f"the key {k.id} was revoked at {format_rfc3339(k.revoked)}")
         if k.expires is not None and self.now() >= k.expires:

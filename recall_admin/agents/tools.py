@@ -18,7 +18,6 @@ from typing import Any
 
 from recall_engine.errors import InvalidInput, ReadOnlyStore, RecallError
 from recall_engine.memory import Memory
-from recall_engine.records import REGISTRY_SUBJECT
 from recall_engine.storage.base import Store
 from recall_engine.timeline import Timeline
 from recall_engine.values import Value
@@ -185,28 +184,11 @@ def check_arguments(tool: str, schema: dict[str, Any], args: Any, where: str = "
 # --- memory for agents ---------------------------------------------------------------
 
 
-class AgentMemory(Memory):
-    """Memory whose registry timeline is rebuilt only when the registry moved.
-
-    The engine re-reads the registry whenever the log's position moves; a server whose
-    agents append all the time would rebuild it on every call. Here only a registry
-    event appended since the last read does (one index read of what was appended)."""
-
-    def timeline(self) -> Timeline:
-        pos = self.store.position()
-        if self._timeline is not None and 0 <= self._timeline_at < pos:
-            try:
-                touched = self.store.touched_since(self._timeline_at, limit=10_000)
-            except RecallError:
-                touched = None
-            if touched is not None and not any(t.subject == REGISTRY_SUBJECT for t in touched):
-                self._timeline_at = pos
-        return super().timeline()
-
-
 def agent_memory(store: Store, writer: dict[str, str], **kwargs: Any) -> Memory:
-    """Memory over one collection whose every write records ``writer``."""
-    return AgentMemory(AttributedStore(store, writer), **kwargs)
+    """Memory over one collection whose every write records ``writer``. The engine's own
+    caches (the registry timeline, the folded pairs) catch up with what other writers
+    append, so a long-lived server needs nothing more (recall_engine.pair_cache)."""
+    return Memory(AttributedStore(store, writer), **kwargs)
 
 
 class Toolbox:

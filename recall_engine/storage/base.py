@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -171,6 +172,18 @@ class Backend(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    @contextmanager
+    def group(self, collections: Sequence[str] = ()) -> Iterator[None]:
+        """Group commit: the appends this thread makes inside share one transaction,
+        committed when the block ends (and none of them if it raises). Each append is
+        still all-or-nothing on its own: one that fails leaves the others in the group.
+        Reads inside see the group's appends. ``collections`` names those the group will
+        append to, so a backend that locks each one takes their locks up front, always in
+        one order (two groups then never wait on each other in a cycle). A backend that
+        cannot group commits each append as it comes, which callers cannot tell apart
+        except by speed."""
+        yield
 
     def __enter__(self) -> Backend:
         return self

@@ -27,6 +27,18 @@ def test_serve_refuses_limits_that_are_not_positive(tmp_path):
     assert not os.path.exists(tmp_path / "r.db")  # refused before the store was opened
 
 
+def test_serve_refuses_a_group_window_out_of_range(tmp_path):
+    store = f"sqlite:///{tmp_path / 'r.db'}"
+    for window, shown in (("-1", "-1"), ("1001", "1001"), ("nan", "nan")):
+        code, doc = run("--store", store, "serve", "--group-window", window)
+        assert code == 1
+        assert doc["error"] == {
+            "code": "invalid_input",
+            "message": f"--group-window takes 0 to 1000 milliseconds, got {shown}",
+        }
+    assert not os.path.exists(tmp_path / "r.db")
+
+
 def test_a_read_only_mcp_server_needs_an_existing_store(tmp_path):
     code, doc = run("--store", f"sqlite:///{tmp_path / 'missing.db'}", "mcp")
     assert code == 1 and doc["error"]["code"] == "not_found"  # reads never create a store

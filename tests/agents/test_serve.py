@@ -67,6 +67,8 @@ def test_v1_tools_with_a_key_write_into_its_namespace_and_record_the_writer(stor
     assert status == 400 and doc["error"]["code"] == "usage_error"
     status, doc = srv.request("POST", "/v1/recall", raw=b"{not json", key=key)
     assert status == 400 and doc["error"]["code"] == "usage_error"
+    # the write calls (2 remembers, a forget, the refused remember), one after another: one commit each
+    assert srv.request("GET", "/healthz")[1]["data"]["writes"] == {"calls": 4, "commits": 4}
 
 
 def _has_memories(store: str) -> bool:

@@ -86,6 +86,14 @@ def serve(
         int, typer.Option("--max-value", metavar="BYTES", help="Largest value in a statement (413 above).")
     ] = 16 * 1024,
     rate: Annotated[float, typer.Option("--rate", metavar="N", help="Requests a second per key (429 above).")] = 100.0,
+    group_window: Annotated[
+        float,
+        typer.Option(
+            "--group-window",
+            metavar="MS",
+            help="Milliseconds a write waits for others to share its commit (0: those that arrived meanwhile).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Serve the memory tools to many agents over HTTP: /mcp, /v1/<tool>, /healthz; bearer keys."""
     from recall_engine.errors import InvalidInput
@@ -94,6 +102,8 @@ def serve(
 
     if max_body < 1 or max_value < 1 or not rate > 0:
         raise InvalidInput("--max-body, --max-value and --rate must be positive")
+    if not 0 <= group_window <= 1000:
+        raise InvalidInput(f"--group-window takes 0 to 1000 milliseconds, got {group_window:g}")
     state = _state(ctx)
     with _backend(state) as backend, single_server_lock(backend):
         import uvicorn  # the HTTP stack loads only once this process may serve
@@ -101,7 +111,9 @@ def serve(
         from ...agents.http import Agents, Limits, build_app
 
         agents = Agents(
-            backend, Limits(max_body=max_body, max_value=max_value, rate=rate), match_threshold=state.match_threshold
+            backend,
+            Limits(max_body=max_body, max_value=max_value, rate=rate, group_window=group_window / 1000),
+            match_threshold=state.match_threshold,
         )
         app = build_app(agents, host=host)
         state.output.err.print(
@@ -110,7 +122,8 @@ def serve(
             highlight=False,
         )
         try:
-            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+            # no access log: its line is built for every request, then dropped at "warning"
+            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
         finally:
             agents.close()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -136,6 +136,7 @@ class PostgresBackend(Backend):
         self._stores: dict[str, PostgresStore] = {}
         self._lock = threading.Lock()
         self._pool = _Pool(self._connect)
+        self._local = threading.local()  # the connection of this thread's group(), if any
         try:
             with self.connection("opening the store") as conn:
                 self.role, self.database = one_row(conn.execute("SELECT current_user, current_database()"))
@@ -195,7 +196,15 @@ class PostgresBackend(Backend):
 
     @contextmanager
     def connection(self, what: str) -> Iterator[psycopg.Connection]:
-        """Borrow a connection; a database error becomes a StorageError saying ``what`` failed."""
+        """Borrow a connection; a database error becomes a StorageError saying ``what`` failed.
+        Inside ``group()`` it is the group's connection, in the group's transaction."""
+        pinned = getattr(self._local, "group", None)
+        if pinned is not None:
+            try:
+                yield pinned
+            except psycopg.Error as e:
+                raise self.error(e, what) from None
+            return
         try:
             conn = self._pool.get()
         except psycopg.InterfaceError:
@@ -205,6 +214,36 @@ class PostgresBackend(Backend):
         except psycopg.Error as e:
             raise self.error(e, what) from None
         finally:
+            self._pool.put(conn)
+
+    @contextmanager
+    def group(self, collections: Sequence[str] = ()) -> Iterator[None]:
+        """Appends inside share one transaction on one connection; each append's own
+        transaction becomes a savepoint of it (psycopg nests them). The append locks of
+        the named collections (opened already) are taken first, in the order of their ids."""
+        if getattr(self._local, "group", None) is not None:
+            yield  # already in a group: it joins the outer one
+            return
+        what = "the grouped appends"
+        with self._lock:
+            cids = sorted({s.cid for c in collections if (s := self._stores.get(c)) is not None})
+        try:
+            conn = self._pool.get()
+        except psycopg.InterfaceError:
+            raise StorageError(f"the store at {self.url_for_display} is closed") from None
+        try:
+            with conn.transaction():
+                for cid in cids:  # held to the commit, as each append's own lock (store.py)
+                    conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, cid))
+                self._local.group = conn
+                yield
+                if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+                    # a failed statement outside any append's savepoint: COMMIT would roll back
+                    raise StorageError(f"{what} to {self.url_for_display} failed; nothing of them was written")
+        except psycopg.Error as e:
+            raise self.error(e, what) from None
+        finally:
+            self._local.group = None
             self._pool.put(conn)
 
     def describe(self, e: BaseException) -> str:

@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from urllib.parse import quote
 
 from ... import clock
@@ -107,6 +108,40 @@ class SQLiteBackend(Backend):
         except sqlite3.Error as e:
             raise StorageError(f"cannot open the store at {self.url_for_display}: {e}") from None
         return conn
+
+    @contextlib.contextmanager
+    def group(self, collections: Sequence[str] = ()) -> Iterator[None]:
+        """Appends inside share one transaction; each is a savepoint of it (store.py, _write).
+        The file has one write lock, taken at the start, whatever the collections."""
+        if self.grouped():
+            yield  # already in a group: it joins the outer one
+            return
+        conn = self.conn()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            raise StorageError(
+                f"cannot write to the store at {self.url_for_display}: {e}; nothing was written"
+            ) from None
+        self._local.group = True
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(e, sqlite3.Error):
+                raise StorageError(
+                    f"the grouped appends to the store at {self.url_for_display} were refused: {e}; "
+                    "nothing of them was written"
+                ) from None
+            raise
+        finally:
+            self._local.group = False
+
+    def grouped(self) -> bool:
+        """Whether this thread is inside ``group()``."""
+        return bool(getattr(self._local, "group", False))
 
     def conn(self) -> sqlite3.Connection:
         """This thread's connection."""

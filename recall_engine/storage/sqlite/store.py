@@ -47,6 +47,8 @@ class Host(Protocol):
 
     def conn(self) -> sqlite3.Connection: ...
 
+    def grouped(self) -> bool: ...
+
 
 class SQLiteStore(SearchMixin, Store):
     def __init__(self, backend: Host, collection: str, collection_id: int) -> None:
@@ -103,6 +105,10 @@ class SQLiteStore(SearchMixin, Store):
     def _write(self) -> Iterator[sqlite3.Connection]:
         conn = self._conn()
         where = f"collection {self.collection!r} of the store at {self.backend.url_for_display}"
+        if self.backend.grouped():
+            with self._savepoint(conn, where):
+                yield conn
+            return
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e:
@@ -117,6 +123,25 @@ class SQLiteStore(SearchMixin, Store):
         except BaseException as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
+            if isinstance(e, (sqlite3.Error, UnicodeError, OverflowError)):
+                raise StorageError(f"the append to {where} was refused: {e}; nothing of it was written") from None
+            raise
+
+    @staticmethod
+    @contextmanager
+    def _savepoint(conn: sqlite3.Connection, where: str) -> Iterator[None]:
+        """One append inside a group's transaction (Backend.group): a savepoint, so an
+        append that fails takes back only its own rows."""
+        if not conn.in_transaction:  # SQLite ended the group's transaction after an error
+            raise StorageError(f"the append to {where} was refused: its group's transaction ended; nothing was written")
+        conn.execute("SAVEPOINT recall_append")
+        try:
+            yield
+            conn.execute("RELEASE recall_append")
+        except BaseException as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO recall_append")
+                conn.execute("RELEASE recall_append")
             if isinstance(e, (sqlite3.Error, UnicodeError, OverflowError)):
                 raise StorageError(f"the append to {where} was refused: {e}; nothing of it was written") from None
             raise
