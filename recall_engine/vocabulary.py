@@ -619,6 +619,8 @@ def description_words(text: str) -> set[str]:
 
 def descriptions_disagree(a: str, b: str) -> bool:
     """Two real descriptions (two words or more each) that share no word at all."""
+    if not a or not b:
+        return False
     wa, wb = description_words(a), description_words(b)
     return len(wa) >= 2 and len(wb) >= 2 and not (wa & wb)
 
@@ -644,10 +646,12 @@ def similarity(
 
 
 def pair_score(a: Definition, b: Definition, vectors: Mapping[str, np.ndarray] | None = None) -> float:
-    """Similarity of two definitions (0 across storage classes), the same in both directions."""
+    """Similarity of two definitions (0 across storage classes), the same in both directions:
+    ``similarity`` is symmetric (every step is; tests/engine/test_vocab_matching.py checks it
+    on the labelled sets), so one direction is scored."""
     if a.storage_class != b.storage_class:
         return 0.0
-    return max(similarity(a.name, a.description, b, vectors), similarity(b.name, b.description, a, vectors))
+    return similarity(a.name, a.description, b, vectors)
 
 
 _ROUNDING = 1e-5  # float32 products and float64 scores may differ in the last places

@@ -173,6 +173,22 @@ def test_the_scores_are_symmetric_and_need_one_storage_class():
     assert pair_score(x, y) == pair_score(y, x)
 
 
+@pytest.mark.parametrize("with_model", [True, False])
+def test_similarity_is_the_same_in_both_directions_on_the_labelled_sets(with_model):
+    # pair_score scores one direction only: that is right while every step of the rule is symmetric
+    from benchmarks.bench_matching import _def, load_old
+    from recall_engine import sentence
+    from recall_engine.vocabulary import similarity
+
+    defs = [(_def(p, "a"), _def(p, "b")) for p in [*load_pairs(), *load_old()]]
+    vectors = None
+    if with_model:
+        vectors = sentence.vectors(t for a, b in defs for t in texts_for(a.name, b.name, a.description, b.description))
+        assert vectors is not None
+    for a, b in defs:
+        assert similarity(a.name, a.description, b, vectors) == similarity(b.name, b.description, a, vectors), (a, b)
+
+
 def test_descriptions_that_share_nothing_veto_a_name_match():
     plans = d("plans", "Something the person intends to do, with its time when given")
     plan = d("plan", "The subscription plan or tier the customer is on now")
