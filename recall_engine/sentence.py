@@ -15,6 +15,7 @@ None, says so once on stderr, and callers fall back to the lexical rule.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import mmap
@@ -118,7 +119,15 @@ class Encoder:
         # give, and on a busy machine they made one name 8x slower (docs/benchmarks.md).
         threadpool_limits(1, user_api="blas")
 
-        cfg = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        config = (directory / "config.json").read_bytes()
+        cfg = json.loads(config)
+        # which weights (and tokenizer) made a vector: the disk cache keeps vectors of this model only
+        h = hashlib.sha256(config)
+        for name in ("model.safetensors", "tokenizer.json"):
+            h.update(str((directory / name).stat().st_size).encode())
+        with open(directory / "model.safetensors", "rb") as f:
+            h.update(f.read(1 << 16))  # the header: every tensor's name, shape and place
+        self.fingerprint = h.hexdigest()[:16]
         self.heads = int(cfg["num_attention_heads"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         n_layers = int(cfg["num_hidden_layers"])
@@ -334,7 +343,12 @@ def available() -> bool:
 class _DiskCache:
     """Vectors already computed, kept between processes (a SQLite file in the user's cache
     folder, or RECALL_MODEL_CACHE; "off" keeps none): every ``vocab suggest`` would
-    otherwise embed every registered name again. Any failure only means no cache."""
+    otherwise embed every registered name again. Any failure only means no cache.
+
+    A vector is kept under the exact text embedded, so a name whose description
+    changes reads a new text (``vocabulary.definition_text``) and is embedded again;
+    the file also records which model made its vectors (``Encoder.fingerprint``)
+    and is emptied when another one opens it."""
 
     def __init__(self) -> None:
         self._conn: sqlite3.Connection | None = None
@@ -355,6 +369,14 @@ class _DiskCache:
             Path(where).parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(where, timeout=2, check_same_thread=False)
             conn.execute("CREATE TABLE IF NOT EXISTS v (text TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            conn.execute("CREATE TABLE IF NOT EXISTS model (fingerprint TEXT NOT NULL)")
+            enc = model()
+            mine = enc.fingerprint if enc is not None else ""
+            if [r[0] for r in conn.execute("SELECT fingerprint FROM model")] != [mine]:
+                with conn:  # vectors of other weights (another model version) are not these
+                    conn.execute("DELETE FROM v")
+                    conn.execute("DELETE FROM model")
+                    conn.execute("INSERT INTO model (fingerprint) VALUES (?)", (mine,))
             self._conn = conn
         except (OSError, sqlite3.Error):
             self._conn = None

@@ -267,3 +267,45 @@ def test_the_batched_pass_gives_the_textbook_vectors():
     for got in (batched, alone, many[: len(TEXTS)], many[-len(TEXTS) :]):
         assert np.abs(got - want).max() < 2e-5
         assert (got.astype(np.float64) * want).sum(1).min() > 0.99999
+
+
+def test_the_disk_cache_holds_vectors_of_this_model_only(monkeypatch, tmp_path):
+    import sqlite3
+
+    path = tmp_path / "vectors.sqlite3"
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(path))
+    sentence.reset()
+    try:
+        right = sentence.embed_texts(["customer tier"])[0]
+        conn = sqlite3.connect(path)
+        with conn:  # as another version of the model would have left it
+            conn.execute("UPDATE v SET vec = ?", (np.ones(sentence.DIMENSIONS, dtype="<f4").tobytes(),))
+            conn.execute("UPDATE model SET fingerprint = 'another-model'")
+        conn.close()
+        sentence.reset()
+        assert np.array_equal(sentence.embed_texts(["customer tier"])[0], right)
+        conn = sqlite3.connect(path)
+        assert conn.execute("SELECT fingerprint FROM model").fetchall() == [(sentence.model().fingerprint,)]
+        conn.close()
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
+
+
+def test_a_changed_description_is_embedded_again_not_read_from_the_cache(monkeypatch, tmp_path):
+    from recall_engine.vocabulary import definition_text
+
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    sentence.reset()
+    try:
+        before = definition_text("plan", "The subscription tier the customer is on")
+        after = definition_text("plan", "Something the person intends to do")
+        first = sentence.embed_texts([before])[0]
+        sentence.reset()  # a new process, the description since changed
+        again = sentence.embed_texts([after])[0]
+        assert before != after
+        assert np.allclose(again, sentence.model().encode([after])[0], atol=1e-6)
+        assert float(first @ again) < 0.9
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
