@@ -86,7 +86,7 @@ def _read_weights(path: Path) -> dict[str, np.ndarray]:
 
     Nothing is copied or converted: the word-embedding table alone is 47 MB and a
     name touches a handful of its rows, so mapping it is what makes loading quick
-    (docs/benchmarks.md). The format is 8 bytes of header length, a JSON header
+    (docs/review-queues.md). The format is 8 bytes of header length, a JSON header
     giving each tensor's dtype, shape and byte range, then the bytes."""
     with open(path, "rb") as f:
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -116,7 +116,7 @@ class Encoder:
         from tokenizers import Tokenizer
 
         # The matrices are small (a few tokens by 384): BLAS threads cost more than they
-        # give, and on a busy machine they made one name 8x slower (docs/benchmarks.md).
+        # give, and on a busy machine they made one name 8x slower (docs/review-queues.md, "Speed").
         threadpool_limits(1, user_api="blas")
 
         config = (directory / "config.json").read_bytes()
