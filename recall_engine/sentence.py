@@ -84,9 +84,10 @@ def _layer_norm_(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> Non
 def _read_weights(path: Path) -> dict[str, np.ndarray]:
     """The tensors of a safetensors file as read-only numpy views of the file, mapped.
 
-    Nothing is copied or converted: the word-embedding table alone is 47 MB and a
-    name touches a handful of its rows, so mapping it is what makes loading quick
-    (docs/review-queues.md). The format is 8 bytes of header length, a JSON header
+    Nothing is copied or converted here: the word-embedding table alone is 47 MB and
+    a name touches a handful of its rows, so mapping it is what makes loading quick
+    (``Encoder`` copies only the encoder's linear layers, 42 MB, into the layout its
+    products read fastest). The format is 8 bytes of header length, a JSON header
     giving each tensor's dtype, shape and byte range, then the bytes."""
     with open(path, "rb") as f:
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
