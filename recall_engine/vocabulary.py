@@ -489,14 +489,19 @@ def name_similarity(a: str, b: str, vectors: Mapping[str, np.ndarray] | None = N
         return 0.0
     if same_words(a, b):
         return 1.0
-    if vectors is None or any(t not in vectors for t in texts_for(a, b)):
+    # the texts read are texts_for(a, b), looked up here without building the list
+    na, nb = name_text(a), name_text(b)
+    if vectors is None or na not in vectors or nb not in vectors:
         return lexical_similarity(a, b)
-    full = _cos(vectors, name_text(a), name_text(b))
+    if shared and ra and rb:
+        xa, xb = " ".join(ra), " ".join(rb)
+        if xa not in vectors or xb not in vectors:
+            return lexical_similarity(a, b)
+        # what the names do not share must mean the same too: customer_email / client_email
+        return (2 * _cos(vectors, na, nb) + _cos(vectors, xa, xb)) / 3
+    full = _cos(vectors, na, nb)
     if not shared:
         return full
-    if ra and rb:
-        # what the names do not share must mean the same too: customer_email / client_email
-        return (2 * full + _cos(vectors, " ".join(ra), " ".join(rb))) / 3
     longer, extra = (wa, ra) if ra else (wb, rb)
     last_shared = max(i for i, w in enumerate(longer) if _key(w) in shared)
     tail = [w for i, w in enumerate(longer) if i > last_shared and w in extra]
@@ -619,6 +624,8 @@ def description_words(text: str) -> set[str]:
 
 def descriptions_disagree(a: str, b: str) -> bool:
     """Two real descriptions (two words or more each) that share no word at all."""
+    if not a or not b:
+        return False
     wa, wb = description_words(a), description_words(b)
     return len(wa) >= 2 and len(wb) >= 2 and not (wa & wb)
 
@@ -633,10 +640,10 @@ def similarity(
     subscription tier") however close the names are.
     """
     n = name_similarity(name, other.name, vectors)
-    if 0 < n < 1 and vectors is not None and _described(description) and _described(other.description):
+    if 0 < n < 1 and vectors is not None and description and other.description:
         # the model reads the name together with its description: both readings count
         x, y = definition_text(name, description), definition_text(other.name, other.description)
-        if x in vectors and y in vectors:
+        if _described(description) and _described(other.description) and x in vectors and y in vectors:
             n = (n + _cos(vectors, x, y)) / 2
     if n > 0 and descriptions_disagree(description, other.description):
         return n * DESCRIPTION_VETO
@@ -644,10 +651,12 @@ def similarity(
 
 
 def pair_score(a: Definition, b: Definition, vectors: Mapping[str, np.ndarray] | None = None) -> float:
-    """Similarity of two definitions (0 across storage classes), the same in both directions."""
+    """Similarity of two definitions (0 across storage classes), the same in both directions:
+    ``similarity`` is symmetric (every step is; tests/engine/test_vocab_matching.py checks it
+    on the labelled sets), so one direction is scored."""
     if a.storage_class != b.storage_class:
         return 0.0
-    return max(similarity(a.name, a.description, b, vectors), similarity(b.name, b.description, a, vectors))
+    return similarity(a.name, a.description, b, vectors)
 
 
 _ROUNDING = 1e-5  # float32 products and float64 scores may differ in the last places
@@ -715,24 +724,33 @@ def candidate_pairs(
     out: set[tuple[int, int]] = set()
     for members in _same_word_groups(defs):
         out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
-    classes = np.array([d.storage_class for d in defs])
+    kinds = {c: k for k, c in enumerate(sorted({d.storage_class for d in defs}))}
+    classes = np.array([kinds[d.storage_class] for d in defs], dtype=np.int64)
     has = np.array([described(d.description) for d in defs], dtype=bool) if descriptions is not None else None
+    # Without descriptions the loose bound (every pair mixed) is (2 * cos + 1) / 3 + rounding:
+    # it reaches the threshold exactly when cos reaches ``floor`` (a hair lower, so no pair the
+    # bound keeps is lost; the tight bound below decides), one comparison instead of a bound.
+    floor = np.float32((3 * (threshold - _ROUNDING) - 1) / 2 - 1e-6)
     block = 1024
     for start in range(0, n, block):
         stop = min(n, start + block)
+        # only pairs i < j: the rows of this block against themselves and every later name
+        cos = matrix[start:stop] @ matrix[start:].T
         dcos = None
         if descriptions is not None and has is not None and has[start:stop].any():
-            dcos = descriptions[start:stop] @ descriptions.T
-            dcos[~(has[start:stop, None] & has[None, :])] = np.nan
-        cos = matrix[start:stop] @ matrix.T
-        rows, cols = np.nonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
+            dcos = descriptions[start:stop] @ descriptions[start:].T
+            dcos[~(has[start:stop, None] & has[None, start:])] = np.nan
+            rows, cols = np.nonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
+        else:
+            rows, cols = np.nonzero(cos >= floor)
+        cols += start
         keep = (rows + start < cols) & (classes[rows + start] == classes[cols])
         rows, cols = rows[keep], cols[keep]
         tight = tight_bounds(
             [defs[i + start].name for i in rows.tolist()],
             [defs[j].name for j in cols.tolist()],
-            cos[rows, cols],
-            None if dcos is None else dcos[rows, cols],
+            cos[rows, cols - start],
+            None if dcos is None else dcos[rows, cols - start],
         )
         ok = tight >= threshold
         out.update(zip((rows[ok] + start).tolist(), cols[ok].tolist(), strict=True))

@@ -200,3 +200,112 @@ def test_vectors_come_back_from_the_disk_cache_unchanged(monkeypatch, tmp_path):
     finally:
         monkeypatch.undo()
         sentence.reset()
+
+
+# --- the fast forward pass against the textbook one -------------------------------
+
+
+def _textbook(enc: sentence.Encoder, text: str) -> np.ndarray:
+    """all-MiniLM-L6-v2 as its paper writes it, one text at a time, float64, exact erf: slow
+    and plain, the yardstick for ``Encoder.encode``'s batched, in-place float32 pass."""
+    import math
+
+    ids = enc.tokenizer.encode(text).ids
+    t = len(ids)
+    f = np.float64
+
+    def ln(x, w, b):
+        mu = x.mean(-1, keepdims=True)
+        return (x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + enc.eps) * w.astype(f) + b.astype(f)
+
+    x = ln(enc.word[ids].astype(f) + enc.position[:t].astype(f), *enc.emb_ln)
+    hd = x.shape[1] // enc.heads
+    erf = np.vectorize(math.erf)
+    for qkv_w, qkv_b, ao_w, ao_b, ln1_w, ln1_b, i_w, i_b, o_w, o_b, ln2_w, ln2_b in enc.layers:
+        q, k, v = np.split(x @ qkv_w.astype(f) + qkv_b, 3, axis=1)
+        heads = []
+        for h in range(enc.heads):
+            cols = slice(h * hd, (h + 1) * hd)
+            s = q[:, cols] @ k[:, cols].T / math.sqrt(hd)
+            p = np.exp(s - s.max(1, keepdims=True))
+            heads.append((p / p.sum(1, keepdims=True)) @ v[:, cols])
+        x = ln(np.hstack(heads) @ ao_w.astype(f) + ao_b + x, ln1_w, ln1_b)
+        h = x @ i_w.astype(f) + i_b
+        h = 0.5 * h * (1 + erf(h / math.sqrt(2)))
+        x = ln(h @ o_w.astype(f) + o_b + x, ln2_w, ln2_b)
+    pooled = x.mean(0)
+    return pooled / np.linalg.norm(pooled)
+
+
+TEXTS = [
+    "zip code",
+    "postal code",
+    "favorite color",
+    "mother tongue",
+    "employer",
+    "works at",
+    "cell phone",
+    "mobile number",
+    "customer preferred shipping address",
+    "email",
+    "email verified",
+    "a",
+    "native language: the language someone grew up speaking",
+    "ana prefers editor vim\nsaid in chat on monday, when we talked about editors and keyboards",
+    "The weather is lovely today.",
+]
+
+
+def test_the_batched_pass_gives_the_textbook_vectors():
+    # speed must not change answers: in one batch (mixed lengths, so padding), one at a
+    # time, and on several threads, every vector is the textbook one to float32 rounding
+    enc = sentence.model()
+    want = np.stack([_textbook(enc, t) for t in TEXTS])
+    batched = enc.encode(TEXTS)
+    alone = np.stack([enc.encode([t])[0] for t in TEXTS])
+    many = enc.encode(TEXTS * 60)  # several batches: the threaded path
+    for got in (batched, alone, many[: len(TEXTS)], many[-len(TEXTS) :]):
+        assert np.abs(got - want).max() < 2e-5
+        assert (got.astype(np.float64) * want).sum(1).min() > 0.99999
+
+
+def test_the_disk_cache_holds_vectors_of_this_model_only(monkeypatch, tmp_path):
+    import sqlite3
+
+    path = tmp_path / "vectors.sqlite3"
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(path))
+    sentence.reset()
+    try:
+        right = sentence.embed_texts(["customer tier"])[0]
+        conn = sqlite3.connect(path)
+        with conn:  # as another version of the model would have left it
+            conn.execute("UPDATE v SET vec = ?", (np.ones(sentence.DIMENSIONS, dtype="<f4").tobytes(),))
+            conn.execute("UPDATE model SET fingerprint = 'another-model'")
+        conn.close()
+        sentence.reset()
+        assert np.array_equal(sentence.embed_texts(["customer tier"])[0], right)
+        conn = sqlite3.connect(path)
+        assert conn.execute("SELECT fingerprint FROM model").fetchall() == [(sentence.model().fingerprint,)]
+        conn.close()
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
+
+
+def test_a_changed_description_is_embedded_again_not_read_from_the_cache(monkeypatch, tmp_path):
+    from recall_engine.vocabulary import definition_text
+
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    sentence.reset()
+    try:
+        before = definition_text("plan", "The subscription tier the customer is on")
+        after = definition_text("plan", "Something the person intends to do")
+        first = sentence.embed_texts([before])[0]
+        sentence.reset()  # a new process, the description since changed
+        again = sentence.embed_texts([after])[0]
+        assert before != after
+        assert np.allclose(again, sentence.model().encode([after])[0], atol=1e-6)
+        assert float(first @ again) < 0.9
+    finally:
+        monkeypatch.undo()
+        sentence.reset()

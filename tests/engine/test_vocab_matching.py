@@ -173,6 +173,22 @@ def test_the_scores_are_symmetric_and_need_one_storage_class():
     assert pair_score(x, y) == pair_score(y, x)
 
 
+@pytest.mark.parametrize("with_model", [True, False])
+def test_similarity_is_the_same_in_both_directions_on_the_labelled_sets(with_model):
+    # pair_score scores one direction only: that is right while every step of the rule is symmetric
+    from benchmarks.bench_matching import _def, load_old
+    from recall_engine import sentence
+    from recall_engine.vocabulary import similarity
+
+    defs = [(_def(p, "a"), _def(p, "b")) for p in [*load_pairs(), *load_old()]]
+    vectors = None
+    if with_model:
+        vectors = sentence.vectors(t for a, b in defs for t in texts_for(a.name, b.name, a.description, b.description))
+        assert vectors is not None
+    for a, b in defs:
+        assert similarity(a.name, a.description, b, vectors) == similarity(b.name, b.description, a, vectors), (a, b)
+
+
 def test_descriptions_that_share_nothing_veto_a_name_match():
     plans = d("plans", "Something the person intends to do, with its time when given")
     plan = d("plan", "The subscription plan or tier the customer is on now")
@@ -264,6 +280,55 @@ def test_pruned_matching_agrees_with_scoring_every_candidate():
         assert {(a, b) for a, b, _ in matching.near_duplicates(defs, threshold)} == pairwise
     assert matching.best_match("employer", "string", {"works_at": defs["works_at"]}) is not None
     assert matching.best_match("likes", "string", {"dislikes": defs["dislikes"]}) is None
+
+
+def test_candidate_pairs_over_several_blocks_is_every_pair_the_bound_keeps():
+    # thousands of names go through candidate_pairs a block of rows at a time, against later
+    # names only, with a cosine cut-off where there are no descriptions: the pairs must be
+    # exactly those whose bound reaches the threshold, computed here over the whole matrix
+    import random
+
+    import numpy as np
+
+    from recall_engine.vocabulary import _same_word_groups, candidate_pairs, score_bounds, tight_bounds
+
+    rng = random.Random(3)
+    words = sorted({w for p in load_pairs() for x in (p["a"], p["b"]) for w in x.split("_")})
+    names = sorted({"_".join(rng.sample(words, rng.choice((1, 2, 2, 3)))) for _ in range(2600)})
+    kinds = ("string", "string", "number")
+    defs = [
+        d(n, rng.choice(("", "", "", "Where the person lives", "The money the deal is worth")), rng.choice(kinds))
+        for n in names
+    ]
+    rows = np.random.default_rng(5).standard_normal((len(defs), 16)).astype(np.float32)
+    rows[: len(defs) // 2] += 2.5  # half the names close together: many candidates
+    matrix = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    desc = np.random.default_rng(6).standard_normal((len(defs), 16)).astype(np.float32) + 2.0
+    desc /= np.linalg.norm(desc, axis=1, keepdims=True)
+    has = np.array([bool(x.description) for x in defs])
+    for descriptions in (None, desc):
+        for threshold in (0.6, DEFAULT_THRESHOLD, 0.9):
+            cos = matrix @ matrix.T
+            dcos = None
+            if descriptions is not None:
+                dcos = descriptions @ descriptions.T
+                dcos[~(has[:, None] & has[None, :])] = np.nan
+            i, j = np.nonzero(np.triu(score_bounds(cos, dcos) >= threshold, 1))
+            same = np.array(
+                [defs[a].storage_class == defs[b].storage_class for a, b in zip(i, j, strict=True)], dtype=bool
+            )
+            i, j = i[same], j[same]
+            tight = tight_bounds(
+                [names[a] for a in i], [names[b] for b in j], cos[i, j], None if dcos is None else dcos[i, j]
+            )
+            want = {(int(a), int(b)) for a, b, t in zip(i, j, tight, strict=True) if t >= threshold}
+            got = set(candidate_pairs(defs, matrix, threshold, descriptions))
+            assert len(want) > 1000
+            # names with the same words are always candidates, whatever their vectors
+            grouped = {
+                (g[a], g[b]) for g in _same_word_groups(defs) for a in range(len(g)) for b in range(a + 1, len(g))
+            }
+            assert got == want | grouped
 
 
 # --- suggest on a real store -----------------------------------------------------------
