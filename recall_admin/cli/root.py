@@ -84,6 +84,9 @@ class RecallGroup(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
+        from .coercion import lighten
+
+        lighten(self)  # the global options
         argv, json_mode = _hoist_json(list(sys.argv[1:] if args is None else args))
         state = State(output=Output(json_mode=json_mode))
         extra.setdefault("obj", state)
@@ -144,18 +147,83 @@ def _show_usage_error(e: Any) -> None:
         e.show()
 
 
+# --- commands from other modules, loaded when first asked for ----------------------------
+
+# Each module of ``commands/`` and the commands it adds, in the order `--help` lists them.
+# Only the module of the command being run is imported (docs/benchmarks.md, "Start-up").
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "memory": ("init", "remember", "forget", "recall", "search", "history", "diff", "explain"),
+    "registry": ("registry",),
+    "data": ("collections", "import", "export", "demo"),
+    "governance": ("redefine", "merge", "split", "define", "promote", "apply", "revert"),
+    "queues": ("conflicts", "vocab", "notes"),
+    "audit": ("audit",),
+    "verify": ("verify",),  # a live store's log (docs/audit.md)
+    "agents": ("mcp", "serve", "key"),  # docs/agents.md
+}
+_MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
+PLUGINS = "recall_admin.commands"  # the entry-point group other packages (the `tui` console) add commands through
+
+
+def build_commands(modules: Sequence[str], plugins: bool) -> dict[str, Any]:
+    """The Click commands of these modules (and of the plugins), built as Typer builds them."""
+    from importlib import import_module
+
+    from typer.main import get_group
+
+    from .coercion import lighten
+
+    sub = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+    for module in modules:
+        import_module(f"{__package__}.commands.{module}").register(sub)
+    if plugins:
+        # Packages that build on recall_admin add their commands through this group, so
+        # the arrows keep pointing one way: tui -> recall_admin.
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=PLUGINS):
+            ep.load()(sub)
+    commands = dict(get_group(sub).commands)
+    for command in commands.values():
+        lighten(command)
+    return commands
+
+
+class LazyCommands(RecallGroup):
+    """The root group: a command is built (its module imported) when it is first asked for;
+    listing them (the help, a mistyped name) builds them all, in their usual order."""
+
+    _complete = False
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and not self._complete:
+            module = _MODULE_OF.get(cmd_name)
+            if module is None:  # a plugin's, or no command at all
+                self._load_all()
+            else:
+                self.commands.update(build_commands([module], plugins=False))
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        self._load_all()
+        return list(self.commands)
+
+    def _load_all(self) -> None:
+        if not self._complete:
+            self.commands = build_commands(list(COMMAND_MODULES), plugins=True)
+            self._complete = True
+
+
 # --- the app ------------------------------------------------------------------------------
 
 app = typer.Typer(
-    cls=RecallGroup,
+    cls=LazyCommands,
     name="recall-admin",
     help="Govern an agent memory store: read histories, diffs and explanations; curate the registry.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-registry_app = typer.Typer(help="Read the predicate registry and its log.", no_args_is_help=True)
-app.add_typer(registry_app, name="registry", rich_help_panel="Registry")
 
 
 @app.callback()
@@ -204,31 +272,6 @@ def root(
     state_.operator = operator
     state_.read_only = read_only
     state_.output.json_mode = json_output  # the real parse replaces the pre-scan of argv
-
-
-# --- commands from other modules: governance, review queues, audit/demo/lint ---------------
-
-
-def _register_extensions() -> None:
-    from .commands import agents, audit, data, governance, memory, queues, registry, verify
-
-    memory.register(app)
-    registry.register(registry_app)
-    data.register(app)
-    governance.register(app)
-    queues.register(app)
-    audit.register(app)
-    verify.register(app)  # a live store's log (docs/audit.md)
-    agents.register(app)  # mcp, serve, key (docs/agents.md)
-    # Packages that build on recall_admin (the `tui` console) add their commands through
-    # this entry-point group, so the arrows keep pointing one way: tui -> recall_admin.
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="recall_admin.commands"):
-        ep.load()(app)
-
-
-_register_extensions()
 
 
 def main() -> None:
