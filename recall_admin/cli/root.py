@@ -165,17 +165,23 @@ _MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name
 PLUGINS = "recall_admin.commands"  # the entry-point group other packages (the `tui` console) add commands through
 
 
-def build_commands(modules: Sequence[str], plugins: bool) -> dict[str, Any]:
-    """The Click commands of these modules (and of the plugins), built as Typer builds them."""
+def build_commands(modules: Sequence[str], plugins: bool, only: str | None = None) -> dict[str, Any]:
+    """The Click commands of these modules (and of the plugins), built as Typer builds them;
+    with ``only``, that one command alone."""
     from importlib import import_module
 
-    from typer.main import get_group
+    from typer.main import get_command_name, get_group
 
     from .coercion import lighten
 
     sub = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
     for module in modules:
         import_module(f"{__package__}.commands.{module}").register(sub)
+    if only is not None:
+        sub.registered_commands = [
+            c for c in sub.registered_commands if (c.name or get_command_name(c.callback.__name__)) == only
+        ]
+        sub.registered_groups = [g for g in sub.registered_groups if g.name == only]
     if plugins:
         # Packages that build on recall_admin add their commands through this group, so
         # the arrows keep pointing one way: tui -> recall_admin.
@@ -201,7 +207,7 @@ class LazyCommands(RecallGroup):
             if module is None:  # a plugin's, or no command at all
                 self._load_all()
             else:
-                self.commands.update(build_commands([module], plugins=False))
+                self.commands.update(build_commands([module], plugins=False, only=cmd_name))
         return self.commands.get(cmd_name)
 
     def list_commands(self, ctx: Any) -> list[str]:
