@@ -31,17 +31,24 @@ def loads(body: str) -> object:
 
 
 def _rounded(o: object) -> bool:
-    """Holds a float as large as a 64-bit integer (it may have been one)."""
+    """Holds a float as large as a 64-bit integer (it may have been one). A plain loop:
+    this runs on every event read from disk."""
+    values: Iterable[object]
     if type(o) is float:
         return not -9.2e18 < o < 9.2e18
     if type(o) is dict:
-        return any(type(v) in _SUSPECT and _rounded(v) for v in o.values())
-    if type(o) is list:
-        return any(type(v) in _SUSPECT and _rounded(v) for v in o)
+        values = o.values()
+    elif type(o) is list:
+        values = o
+    else:
+        return False
+    for v in values:
+        if type(v) is float:
+            if not -9.2e18 < v < 9.2e18:
+                return True
+        elif (type(v) is dict or type(v) is list) and _rounded(v):
+            return True
     return False
-
-
-_SUSPECT = (float, dict, list)
 
 
 class RowDecoder:

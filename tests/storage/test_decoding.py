@@ -43,3 +43,75 @@ def test_malformed_text_fails_with_the_standard_message(text):
     with pytest.raises(json.JSONDecodeError) as theirs:
         json.loads(text)
     assert (ours.value.msg, ours.value.pos) == (theirs.value.msg, theirs.value.pos)
+
+
+# --- the plain-statement path of decode_event: the same events, the same errors -------------
+
+FIELD_VALUES = st.sampled_from(
+    [
+        None,
+        True,
+        False,
+        0,
+        1,
+        0.5,
+        1.5,
+        -0.0,
+        2**70,
+        1e300,
+        "",
+        " ",
+        "vim",
+        "x" * 1100,
+        "a\x00b",
+        "\ud800",
+        "fact",
+        "preference",
+        "user_stated",
+        "operator",
+        "nobody",
+        "m-1",
+        [],
+        {},
+        [{"predicate": "p", "value": "v"}],
+    ]
+)
+FIELDS = st.sampled_from(
+    ["id", "kind", "subject", "predicate", "value", "confidence", "source", "retraction", "observed_at"]
+    + ["evidence", "evidence_id", "caused_by", "replaces", "other"]
+)
+
+
+def outcome(obj, **kw):
+    from recall_engine.errors import InvalidEvent
+    from recall_engine.records import decode_event
+
+    try:
+        e = decode_event(obj, observed_at=1_700_000_000 * 10**9, recorded_at=7, **kw)
+    except InvalidEvent as err:
+        return ("refused", err.message)
+    return ("decoded", e, type(e.confidence), e.recorded_at)
+
+
+@given(
+    st.sampled_from(["vim", 3, 2.5, True, None]),
+    st.booleans(),
+    st.booleans(),
+    st.lists(st.tuples(FIELDS, FIELD_VALUES | st.just("<drop>")), max_size=3),
+)
+def test_a_plain_statement_decodes_as_the_full_path_decodes_it(value, retraction, evidence, changes):
+    from recall_engine.records import SOURCES, _decode_plain, make_event
+
+    base = make_event("user", "prefers_editor", "vim", 1_700_000_000 * 10**9).to_json()
+    if evidence:
+        base |= {"evidence": "I use vim", "evidence_id": "chat-1"}
+    assert outcome(dict(base))[0] == "decoded"  # the head is now known: the plain path is taken
+    assert _decode_plain(dict(base), 1_700_000_000 * 10**9, 7) is not None
+    obj = dict(base, value=value, retraction=retraction)
+    for name, v in changes:
+        if v == "<drop>":
+            obj.pop(name, None)
+        else:
+            obj[name] = v
+    full_only = tuple(list(SOURCES))  # an equal tuple, not SOURCES itself: the full path alone
+    assert outcome(obj) == outcome(obj, allowed_sources=full_only)
