@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..display import json_safe, visible
@@ -81,7 +82,7 @@ class Output:
             self.err.print(Text(visible(text), style=style))
 
 
-def renderer(module: str, name: str) -> Renderer:
+def renderer(module: str, name: str) -> Callable[..., None]:
     """The renderer ``name`` of ``render/<module>.py``, imported when it first draws, so
     that a command in --json mode never loads Rich (docs/benchmarks.md, "Start-up")."""
 

@@ -179,7 +179,9 @@ def build_commands(modules: Sequence[str], plugins: bool, only: str | None = Non
         import_module(f"{__package__}.commands.{module}").register(sub)
     if only is not None:
         sub.registered_commands = [
-            c for c in sub.registered_commands if (c.name or get_command_name(c.callback.__name__)) == only
+            c
+            for c in sub.registered_commands
+            if (c.name or get_command_name(getattr(c.callback, "__name__", ""))) == only
         ]
         sub.registered_groups = [g for g in sub.registered_groups if g.name == only]
     if plugins:
