@@ -63,11 +63,14 @@ def reads(url: str, label: str, pairs: int = 40, events: int = 100) -> None:
     cold_store = cold_backend.store("reads")
     m = Memory(cold_store)
     m.timeline()
-    first, warm, plain = [], [], []
+    first, beside, warm, plain = [], [], [], []
     for s in subjects:
         t0 = time.perf_counter()
         m.read_pair(s, "prefers_editor")
         first.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()  # the SELECT right after, so both meet the same load
+        plain_select(cold_store, s)
+        beside.append(time.perf_counter() - t0)
     for _ in range(5):
         for s in subjects:
             t0 = time.perf_counter()
@@ -80,7 +83,8 @@ def reads(url: str, label: str, pairs: int = 40, events: int = 100) -> None:
     print(
         f"{label}: exact read of a {events}-event pair: plain SELECT p50 {ms(plain):.3f} ms; "
         f"warm read {ms(warm):.3f} ms = {ms(warm) / ms(plain):.2f}x (target <= 1.5x); "
-        f"first read {ms(first):.3f} ms = {ms(first) / ms(plain):.2f}x (target <= 5x)"
+        f"first read {ms(first):.3f} ms = {ms(first) / ms(beside):.2f}x the SELECT run right after each "
+        f"({ms(beside):.3f} ms; target <= 5x)"
     )
     cold_backend.close()
 
