@@ -344,6 +344,77 @@ def decode_event(
     )
 
 
+# Building an Event through its frozen __init__ costs twice what setting its slots does
+# (one object.__setattr__ call per field): decoding builds every event read from disk.
+_FIELD_ORDER = (
+    "id",
+    "kind",
+    "subject",
+    "predicate",
+    "value",
+    "confidence",
+    "source",
+    "retraction",
+    "observed_at",
+    "evidence",
+    "evidence_id",
+    "replaces",
+    "caused_by",
+    "recorded_at",
+)
+(
+    _set_id,
+    _set_kind,
+    _set_subject,
+    _set_predicate,
+    _set_value,
+    _set_confidence,
+    _set_source,
+    _set_retraction,
+    _set_observed_at,
+    _set_evidence,
+    _set_evidence_id,
+    _set_replaces,
+    _set_caused_by,
+    _set_recorded_at,
+) = (getattr(Event, name).__set__ for name in _FIELD_ORDER)
+_new = object.__new__
+
+
+def _built(
+    eid: str,
+    kind: str,
+    subject: str,
+    predicate: str,
+    value: Value | None,
+    conf: float,
+    source: str,
+    retraction: bool,
+    at: int,
+    evidence: str,
+    evidence_id: str,
+    caused_by: str,
+    recorded_at: int | None,
+) -> Event:
+    """``Event(...)`` for an event decoded from disk (no replaces), its slots set directly."""
+    e = _new(Event)
+    _set_id(e, eid)
+    _set_kind(e, kind)
+    _set_subject(e, subject)
+    _set_predicate(e, predicate)
+    _set_value(e, value)
+    _set_confidence(e, conf)
+    _set_source(e, source)
+    _set_retraction(e, retraction)
+    _set_observed_at(e, at)
+    _set_evidence(e, evidence)
+    _set_evidence_id(e, evidence_id)
+    _set_replaces(e, ())
+    _set_caused_by(e, caused_by)
+    _set_recorded_at(e, recorded_at)
+    return e
+
+
 def _fine_text(v: object, name: str) -> bool:
     return type(v) is str and bool(v.strip()) and text_problem(v, name) is None
 
@@ -399,7 +470,7 @@ def _decode_plain(obj: dict[str, Any], observed_at: int, recorded_at: int | None
             "caused_by" in obj and not _fine_text(caused_by, "caused_by")
         ):
             return None
-    return Event(
+    return _built(
         eid,
         obj["kind"],
         obj["subject"],
@@ -411,7 +482,6 @@ def _decode_plain(obj: dict[str, Any], observed_at: int, recorded_at: int | None
         observed_at,
         evidence,
         evidence_id,
-        (),
         caused_by,
         recorded_at,
     )

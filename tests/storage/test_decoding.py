@@ -115,3 +115,16 @@ def test_a_plain_statement_decodes_as_the_full_path_decodes_it(value, retraction
             obj[name] = v
     full_only = tuple(list(SOURCES))  # an equal tuple, not SOURCES itself: the full path alone
     assert outcome(obj) == outcome(obj, allowed_sources=full_only)
+
+
+def test_an_event_built_from_its_slots_is_the_event_its_init_builds():
+    from dataclasses import fields
+
+    from recall_engine.records import _FIELD_ORDER, Event, _built
+
+    assert tuple(f.name for f in fields(Event)) == _FIELD_ORDER  # a new field must be set there too
+    args = ("m-1", "fact", "user", "prefers_editor", "vim", 0.5, "operator", False, 5, "said so", "chat-1", "", 9)
+    built = _built(*args)
+    made = Event(*args[:11], (), args[11], args[12])
+    assert [getattr(built, n) for n in _FIELD_ORDER] == [getattr(made, n) for n in _FIELD_ORDER]
+    assert built == made and hash(built) == hash(made)
