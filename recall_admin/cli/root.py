@@ -14,6 +14,7 @@ commands with ``--detailed-exitcode``, "changes present"), 130 interrupted.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import sys
 from collections.abc import Sequence
@@ -165,9 +166,11 @@ _MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name
 PLUGINS = "recall_admin.commands"  # the entry-point group other packages (the `tui` console) add commands through
 
 
-def build_commands(modules: Sequence[str], plugins: bool, only: str | None = None) -> dict[str, Any]:
+def build_commands(
+    modules: Sequence[str], plugins: bool, only: str | None = None, listing: bool = False
+) -> dict[str, Any]:
     """The Click commands of these modules (and of the plugins), built as Typer builds them;
-    with ``only``, that one command alone."""
+    with ``only``, that one command alone; for a ``listing``, without their options."""
     from importlib import import_module
 
     from typer.main import get_command_name, get_group
@@ -191,10 +194,42 @@ def build_commands(modules: Sequence[str], plugins: bool, only: str | None = Non
 
         for ep in entry_points(group=PLUGINS):
             ep.load()(sub)
+    if listing:
+        return dict(get_group(_bare(sub)).commands)
     commands = dict(get_group(sub).commands)
     for command in commands.values():
         lighten(command)
     return commands
+
+
+def _bare(app: typer.Typer) -> typer.Typer:
+    """A copy of ``app`` whose functions have the same names and docstrings and no
+    parameters: Typer derives each command's name, help and panel as it always does, and
+    builds no options. Building every command's options is most of what listing them costs."""
+    bare = copy.copy(app)
+    bare.registered_commands = [_bare_info(c) for c in app.registered_commands]
+    bare.registered_groups = []
+    for g in app.registered_groups:
+        g = _bare_info(g)
+        if g.typer_instance is not None:
+            g.typer_instance = _bare(g.typer_instance)
+        bare.registered_groups.append(g)
+    if app.registered_callback is not None:
+        bare.registered_callback = _bare_info(app.registered_callback)
+    return bare
+
+
+def _bare_info(info: Any) -> Any:
+    info = copy.copy(info)
+    f = info.callback
+    if callable(f):
+
+        def callback() -> None:  # pragma: no cover - listed, never run
+            raise AssertionError("a command built for the help listing ran")
+
+        callback.__name__, callback.__doc__ = f.__name__, f.__doc__
+        info.callback = callback
+    return info
 
 
 class LazyCommands(RecallGroup):
@@ -215,6 +250,16 @@ class LazyCommands(RecallGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         self._load_all()
         return list(self.commands)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        # the help lists every command by name, help and panel: built without their options
+        built, complete = self.commands, self._complete
+        self.commands = build_commands(list(COMMAND_MODULES), plugins=True, listing=True)
+        self._complete = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.commands, self._complete = built, complete
 
     def _load_all(self) -> None:
         if not self._complete:

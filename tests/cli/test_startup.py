@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from typer._click.exceptions import BadParameter
 from typer._coercion import build_runtime_param
+from typer.core import TyperGroup
 from typer.main import get_command
 
 from recall_admin.cli.coercion import PlainParam
@@ -38,6 +39,21 @@ def test_a_command_is_built_alone_when_it_is_asked_for():
     assert list(root.commands) == ["recall"]
     assert root.get_command(ctx, "no-such-command") is None
     assert list(root.commands) == EVERY_COMMAND  # a name it does not know: everything, for the suggestions
+
+
+@pytest.mark.parametrize("width", ["60", "100"])
+def test_the_help_lists_the_commands_as_their_full_build_would(capsys, monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", width)
+    root = get_command(app)
+    ctx = root.make_context("recall-admin", ["--json"], resilient_parsing=True)
+    root.format_help(ctx, ctx.make_formatter())  # commands built for the listing: no options
+    listed = capsys.readouterr().out
+    assert not root.commands  # the listing is not kept: running a command builds it for real
+    TyperGroup.format_help(root, ctx, ctx.make_formatter())  # every command fully built
+    built = capsys.readouterr().out
+    assert list(root.commands) == EVERY_COMMAND
+    assert listed == built
+    assert all(name in listed for name in EVERY_COMMAND)
 
 
 def option(command: str, name: str):
