@@ -51,6 +51,22 @@ def _rounded(o: object) -> bool:
     return False
 
 
+def stored_event(body: str, observed_at: int, recorded_at: int | None) -> Event:
+    """``decode_event(loads(body), ...)``, parsing once. orjson's object differs from the
+    standard parser's only where an integer past 64 bits became a float; in an event that
+    decodes, only the value (or a replaced value) can hold a number that large (every
+    other field is text, a flag, a confidence of at most 1, or ignored: the instant is the
+    row's), so only those are checked. Anything else takes the reference path, whose
+    object and error are exactly ``loads``'s."""
+    try:
+        ev = decode_event(orjson.loads(body), observed_at=observed_at, recorded_at=recorded_at)
+    except (orjson.JSONDecodeError, InvalidEvent, ValueError, TypeError):
+        ev = None
+    if ev is None or _rounded(ev.value) or (ev.replaces and any(_rounded(r.value) for r in ev.replaces)):
+        ev = decode_event(loads(body), observed_at=observed_at, recorded_at=recorded_at)
+    return ev
+
+
 class RowDecoder:
     def __init__(self, collection: str, memo_max: int) -> None:
         self.collection = collection
@@ -71,7 +87,7 @@ class RowDecoder:
                 if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at and hit[3] == rec:
                     append(hit[4])
                     continue
-                ev = decode_event(loads(body), observed_at=at, recorded_at=rec)
+                ev = stored_event(body, at, rec)
                 if ev.id != eid:
                     raise InvalidEvent(f"its body holds the id {ev.id!r}")
                 if cache is not None:

@@ -128,3 +128,39 @@ def test_an_event_built_from_its_slots_is_the_event_its_init_builds():
     made = Event(*args[:11], (), args[11], args[12])
     assert [getattr(built, n) for n in _FIELD_ORDER] == [getattr(made, n) for n in _FIELD_ORDER]
     assert built == made and hash(built) == hash(made)
+
+
+@given(
+    st.lists(
+        st.tuples(FIELDS, FIELD_VALUES | st.sampled_from([2**64 + 1, -(2**70), 10**30, 1e19, "2" * 25])), max_size=3
+    )
+)
+def test_a_stored_body_decodes_as_the_reference_parse_and_decode(changes):
+    from recall_engine.errors import InvalidEvent
+    from recall_engine.records import decode_event, make_event
+    from recall_engine.storage.decoding import stored_event
+
+    obj = make_event("user", "prefers_editor", "vim", 1_700_000_000 * 10**9).to_json()
+    for name, v in changes:
+        obj[name] = v
+    body = json.dumps(obj, ensure_ascii=False)
+
+    def result(decode):
+        try:
+            e = decode()
+        except (InvalidEvent, ValueError, TypeError) as err:
+            return ("refused", type(err), str(err))
+        return ("decoded", e, e.value, type(e.value))
+
+    reference = result(lambda: decode_event(loads(body), observed_at=5, recorded_at=7))
+    assert result(lambda: stored_event(body, 5, 7)) == reference
+
+
+@pytest.mark.parametrize("value", [2**64 + 1, -(2**70), 10**30, 123456789012345678901234567890])
+def test_an_integer_past_64_bits_in_a_value_stays_exact(value):
+    from recall_engine.records import make_event
+    from recall_engine.storage.decoding import stored_event
+
+    obj = make_event("user", "salary", 1, 5).to_json() | {"value": value}
+    decoded = stored_event(json.dumps(obj), 5, None).value
+    assert decoded == value and type(decoded) is int
