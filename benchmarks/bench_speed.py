@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -64,11 +63,14 @@ def reads(url: str, label: str, pairs: int = 40, events: int = 100) -> None:
     cold_store = cold_backend.store("reads")
     m = Memory(cold_store)
     m.timeline()
-    first, warm, plain = [], [], []
+    first, beside, warm, plain = [], [], [], []
     for s in subjects:
         t0 = time.perf_counter()
         m.read_pair(s, "prefers_editor")
         first.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()  # the SELECT right after, so both meet the same load
+        plain_select(cold_store, s)
+        beside.append(time.perf_counter() - t0)
     for _ in range(5):
         for s in subjects:
             t0 = time.perf_counter()
@@ -81,7 +83,8 @@ def reads(url: str, label: str, pairs: int = 40, events: int = 100) -> None:
     print(
         f"{label}: exact read of a {events}-event pair: plain SELECT p50 {ms(plain):.3f} ms; "
         f"warm read {ms(warm):.3f} ms = {ms(warm) / ms(plain):.2f}x (target <= 1.5x); "
-        f"first read {ms(first):.3f} ms = {ms(first) / ms(plain):.2f}x (target <= 5x)"
+        f"first read {ms(first):.3f} ms = {ms(first) / ms(beside):.2f}x the SELECT run right after each "
+        f"({ms(beside):.3f} ms; target <= 5x)"
     )
     cold_backend.close()
 
@@ -144,19 +147,33 @@ def bulk_import(url: str, label: str, n: int) -> None:
 
 
 def startup(runs: int) -> None:
+    """CLI start-up, wall time of whole processes. The CLI runs as an installed package
+    runs: the interpreter's own ``recall-admin`` script (not a version manager's shim),
+    with its bytecode cached (in a temporary folder, after one warm-up run) even where
+    PYTHONDONTWRITEBYTECODE is set; the bare interpreter is the floor, measured alongside."""
     folder = Path(tempfile.mkdtemp(prefix="recall-bench-cli-"))
-    env = dict(os.environ, RECALL_STORE=f"sqlite:///{folder / 'demo.db'}")
-    script = shutil.which("recall-admin")  # the installed entry point, as a user runs it
-    exe = [script] if script else [sys.executable, "-m", "recall_admin.cli"]
+    env = dict(os.environ, RECALL_STORE=f"sqlite:///{folder / 'demo.db'}", PYTHONPYCACHEPREFIX=str(folder / "pyc"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    script = Path(sys.executable).with_name("recall-admin")
+    exe = [str(script)] if script.exists() else [sys.executable, "-m", "recall_admin.cli"]
     subprocess.run([*exe, "demo"], env=env, check=True, capture_output=True)
-    for args, target in ((["--help"], 150), (["recall", "user"], 250)):
+
+    def median_ms(cmd: list[str]) -> float:
+        subprocess.run(cmd, env=env, check=True, capture_output=True)  # warm-up: bytecode written
         xs = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            subprocess.run([*exe, *args], env=env, check=True, capture_output=True)
+            subprocess.run(cmd, env=env, check=True, capture_output=True)
             xs.append(time.perf_counter() - t0)
+        return ms(xs)
+
+    floor = median_ms([sys.executable, "-c", "pass"])
+    print(f"CLI start-up, median of {runs} runs: bare interpreter {floor:.0f} ms wall")
+    for args, target in ((["--help"], 150), (["recall", "user"], 250), (["--json", "recall", "user"], 250)):
+        t = median_ms([*exe, *args])
         print(
-            f"CLI `recall-admin {' '.join(args)}`: median of {runs} runs {ms(xs):.0f} ms wall (target <= {target} ms)"
+            f"CLI `recall-admin {' '.join(args)}`: median of {runs} runs {t:.0f} ms wall "
+            f"({t - floor:.0f} ms above the bare interpreter; target <= {target} ms)"
         )
 
 

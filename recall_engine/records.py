@@ -155,6 +155,16 @@ _FIELDS = frozenset(
 
 _GOOD_NAMES: set[str] = set()
 
+# The fields of an ordinary statement. An event with other fields (replaces) takes the
+# full path of ``decode_event``.
+_PLAIN_FIELDS = frozenset(("id", "kind", "subject", "predicate", "value", "confidence", "source", "retraction"))
+_PLAIN_FIELDS |= {"observed_at", "evidence", "evidence_id", "caused_by"}
+
+# (kind, subject, predicate, source) already found valid by the full path, with the
+# limit their value takes: a pair's events repeat them, so each is checked once.
+_GOOD_HEADS: dict[tuple[object, object, object, object], str] = {}
+_MAX_GOOD_HEADS = 10_000
+
 
 def _bad(eid: object, what: str) -> InvalidEvent:
     return InvalidEvent(f"event {eid!r} has invalid {what}")
@@ -233,6 +243,10 @@ def decode_event(
     ``observed_at`` may be given when the store keeps the instant in its own column;
     ``recorded_at`` is the store's own column (never in the JSON form).
     """
+    if observed_at is not None and allowed_sources is SOURCES and type(obj) is dict:
+        plain = _decode_plain(obj, observed_at, recorded_at)
+        if plain is not None:
+            return plain
     if not isinstance(obj, dict):
         raise InvalidEvent(f"event must be a JSON object, got {type(obj).__name__}")
     eid = obj.get("id")
@@ -310,6 +324,8 @@ def decode_event(
             _check_value(eid, r["value"], allow_null=False, what="replaces value")
             items.append(Replace(r["predicate"], r["value"]))
         replaces = tuple(items)
+    if len(_GOOD_HEADS) < _MAX_GOOD_HEADS and allowed_sources is SOURCES:
+        _GOOD_HEADS[(kind, subject, predicate, source)] = limit
     return Event(
         eid,
         kind,
@@ -323,6 +339,149 @@ def decode_event(
         evidence,
         evidence_id,
         replaces,
+        caused_by,
+        recorded_at,
+    )
+
+
+# Building an Event through its frozen __init__ costs twice what setting its slots does
+# (one object.__setattr__ call per field): decoding builds every event read from disk.
+_FIELD_ORDER = (
+    "id",
+    "kind",
+    "subject",
+    "predicate",
+    "value",
+    "confidence",
+    "source",
+    "retraction",
+    "observed_at",
+    "evidence",
+    "evidence_id",
+    "replaces",
+    "caused_by",
+    "recorded_at",
+)
+(
+    _set_id,
+    _set_kind,
+    _set_subject,
+    _set_predicate,
+    _set_value,
+    _set_confidence,
+    _set_source,
+    _set_retraction,
+    _set_observed_at,
+    _set_evidence,
+    _set_evidence_id,
+    _set_replaces,
+    _set_caused_by,
+    _set_recorded_at,
+) = (getattr(Event, name).__set__ for name in _FIELD_ORDER)
+_new = object.__new__
+
+
+def _built(
+    eid: str,
+    kind: str,
+    subject: str,
+    predicate: str,
+    value: Value | None,
+    conf: float,
+    source: str,
+    retraction: bool,
+    at: int,
+    evidence: str,
+    evidence_id: str,
+    caused_by: str,
+    recorded_at: int | None,
+) -> Event:
+    """``Event(...)`` for an event decoded from disk (no replaces), its slots set directly."""
+    e = _new(Event)
+    _set_id(e, eid)
+    _set_kind(e, kind)
+    _set_subject(e, subject)
+    _set_predicate(e, predicate)
+    _set_value(e, value)
+    _set_confidence(e, conf)
+    _set_source(e, source)
+    _set_retraction(e, retraction)
+    _set_observed_at(e, at)
+    _set_evidence(e, evidence)
+    _set_evidence_id(e, evidence_id)
+    _set_replaces(e, ())
+    _set_caused_by(e, caused_by)
+    _set_recorded_at(e, recorded_at)
+    return e
+
+
+def _fine_text(v: object, name: str) -> bool:
+    return type(v) is str and bool(v.strip()) and text_problem(v, name) is None
+
+
+def _decode_plain(obj: dict[str, Any], observed_at: int, recorded_at: int | None) -> Event | None:
+    """``decode_event`` of an ordinary statement whose kind, subject, predicate and source
+    were found valid before, or None: anything else, and every invalid event, takes the
+    full path, which names what is wrong. Accepts exactly what the full path accepts, and
+    builds the same event (tested against it)."""
+    if not _PLAIN_FIELDS.issuperset(obj):
+        return None
+    get = obj.get
+    try:
+        limit = _GOOD_HEADS.get((obj["kind"], obj["subject"], obj["predicate"], obj["source"]))
+        conf = obj["confidence"]
+        eid = obj["id"]
+    except (KeyError, TypeError):  # a field missing, or one that is a list or an object
+        return None
+    retraction = get("retraction", False)
+    if limit is None or type(conf) is not float or not 0.0 <= conf <= 1.0 or type(retraction) is not bool:
+        return None
+    if type(eid) is not str or not eid or eid.isspace() or not (eid.isascii() or _utf8(eid)):
+        return None
+    if text_problem(eid, "id") is not None or instant_problem(observed_at) is not None:
+        return None
+    value = get("value")
+    t = type(value)
+    if t is str:
+        if not value or value.isspace() or not (value.isascii() or _utf8(value)) or text_problem(value, limit):
+            return None
+    elif value is None:
+        if not retraction:
+            return None
+    elif t is int or t is float:
+        try:
+            if not math.isfinite(value):
+                return None
+        except OverflowError:
+            return None
+    elif t is not bool:
+        return None
+    evidence = evidence_id = caused_by = ""
+    if len(obj) > 6 + ("value" in obj) + ("retraction" in obj) + ("observed_at" in obj):
+        # beyond the six fields read above and these three: evidence, evidence_id, caused_by
+        evidence, evidence_id, caused_by = get("evidence") or "", get("evidence_id") or "", get("caused_by") or ""
+        if "evidence" in obj and (
+            not _fine_text(evidence, "evidence")
+            or retraction
+            or len(evidence.encode("utf-8", "surrogatepass")) > MAX_EVIDENCE_BYTES
+        ):
+            return None
+        if ("evidence_id" in obj and not _fine_text(evidence_id, "evidence_id")) or (
+            "caused_by" in obj and not _fine_text(caused_by, "caused_by")
+        ):
+            return None
+    return _built(
+        eid,
+        obj["kind"],
+        obj["subject"],
+        obj["predicate"],
+        value,
+        conf,
+        obj["source"],
+        retraction,
+        observed_at,
+        evidence,
+        evidence_id,
         caused_by,
         recorded_at,
     )

@@ -13,18 +13,22 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
-
-from rich.console import Console
-from rich.text import Text
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from ..display import json_safe, visible
-from .render import Renderer
+
+if TYPE_CHECKING:  # Rich is imported when something is shown to a person, never in --json mode
+    from rich.console import Console
+
+    from .render import Renderer
 
 PIPE_WIDTH = 160  # lines written to a file or a pipe are not cut at 80 columns
 
 
 def _console(stderr: bool) -> Console:
+    from rich.console import Console
+
     # file=None: Rich writes to whatever sys.stdout/sys.stderr is at print time
     con = Console(stderr=stderr, highlight=False, emoji=False, soft_wrap=False)
     if not con.is_terminal and not os.environ.get("COLUMNS"):
@@ -65,13 +69,29 @@ class Output:
         if self.json_mode:
             write_json({"ok": False, "error": {"code": code, "message": message}})
         else:
+            from rich.text import Text
+
             self.err.print(Text.assemble(("error: ", "bold red"), visible(message)))
 
     # --- messages: stderr, in human mode only ----------------------------------------
 
     def message(self, text: str, style: str = "") -> None:
         if not self.json_mode:
+            from rich.text import Text
+
             self.err.print(Text(visible(text), style=style))
+
+
+def renderer(module: str, name: str) -> Callable[..., None]:
+    """The renderer ``name`` of ``render/<module>.py``, imported when it first draws, so
+    that a command in --json mode never loads Rich (docs/benchmarks.md, "Start-up")."""
+
+    def draw(console: Console, data: Any, **options: Any) -> None:
+        from importlib import import_module
+
+        getattr(import_module(f"{__package__}.render.{module}"), name)(console, data, **options)
+
+    return draw
 
 
 def write_json(doc: Any) -> None:

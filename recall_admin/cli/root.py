@@ -14,6 +14,7 @@ commands with ``--detailed-exitcode``, "changes present"), 130 interrupted.
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import sys
 from collections.abc import Sequence
@@ -84,6 +85,9 @@ class RecallGroup(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
+        from .coercion import lighten
+
+        lighten(self)  # the global options
         argv, json_mode = _hoist_json(list(sys.argv[1:] if args is None else args))
         state = State(output=Output(json_mode=json_mode))
         extra.setdefault("obj", state)
@@ -144,18 +148,135 @@ def _show_usage_error(e: Any) -> None:
         e.show()
 
 
+# --- commands from other modules, loaded when first asked for ----------------------------
+
+# Each module of ``commands/`` and the commands it adds, in the order `--help` lists them.
+# Only the module of the command being run is imported (docs/benchmarks.md, "Start-up").
+COMMAND_MODULES: dict[str, tuple[str, ...]] = {
+    "memory": ("init", "remember", "forget", "recall", "search", "history", "diff", "explain"),
+    "registry": ("registry",),
+    "data": ("collections", "import", "export", "demo"),
+    "governance": ("redefine", "merge", "split", "define", "promote", "apply", "revert"),
+    "queues": ("conflicts", "vocab", "notes"),
+    "audit": ("audit",),
+    "verify": ("verify",),  # a live store's log (docs/audit.md)
+    "agents": ("mcp", "serve", "key"),  # docs/agents.md
+}
+_MODULE_OF = {name: module for module, names in COMMAND_MODULES.items() for name in names}
+PLUGINS = "recall_admin.commands"  # the entry-point group other packages (the `tui` console) add commands through
+
+
+def build_commands(
+    modules: Sequence[str], plugins: bool, only: str | None = None, listing: bool = False
+) -> dict[str, Any]:
+    """The Click commands of these modules (and of the plugins), built as Typer builds them;
+    with ``only``, that one command alone; for a ``listing``, without their options."""
+    from importlib import import_module
+
+    from typer.main import get_command_name, get_group
+
+    from .coercion import lighten
+
+    sub = typer.Typer(pretty_exceptions_enable=False, add_completion=False)
+    for module in modules:
+        import_module(f"{__package__}.commands.{module}").register(sub)
+    if only is not None:
+        sub.registered_commands = [
+            c
+            for c in sub.registered_commands
+            if (c.name or get_command_name(getattr(c.callback, "__name__", ""))) == only
+        ]
+        sub.registered_groups = [g for g in sub.registered_groups if g.name == only]
+    if plugins:
+        # Packages that build on recall_admin add their commands through this group, so
+        # the arrows keep pointing one way: tui -> recall_admin.
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=PLUGINS):
+            ep.load()(sub)
+    if listing:
+        return dict(get_group(_bare(sub)).commands)
+    commands = dict(get_group(sub).commands)
+    for command in commands.values():
+        lighten(command)
+    return commands
+
+
+def _bare(app: typer.Typer) -> typer.Typer:
+    """A copy of ``app`` whose functions have the same names and docstrings and no
+    parameters: Typer derives each command's name, help and panel as it always does, and
+    builds no options. Building every command's options is most of what listing them costs."""
+    bare = copy.copy(app)
+    bare.registered_commands = [_bare_info(c) for c in app.registered_commands]
+    bare.registered_groups = []
+    for g in app.registered_groups:
+        g = _bare_info(g)
+        if g.typer_instance is not None:
+            g.typer_instance = _bare(g.typer_instance)
+        bare.registered_groups.append(g)
+    if app.registered_callback is not None:
+        bare.registered_callback = _bare_info(app.registered_callback)
+    return bare
+
+
+def _bare_info(info: Any) -> Any:
+    info = copy.copy(info)
+    f = info.callback
+    if callable(f):
+
+        def callback() -> None:  # pragma: no cover - listed, never run
+            raise AssertionError("a command built for the help listing ran")
+
+        callback.__name__, callback.__doc__ = f.__name__, f.__doc__
+        info.callback = callback
+    return info
+
+
+class LazyCommands(RecallGroup):
+    """The root group: a command is built (its module imported) when it is first asked for;
+    listing them (the help, a mistyped name) builds them all, in their usual order."""
+
+    _complete = False
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands and not self._complete:
+            module = _MODULE_OF.get(cmd_name)
+            if module is None:  # a plugin's, or no command at all
+                self._load_all()
+            else:
+                self.commands.update(build_commands([module], plugins=False, only=cmd_name))
+        return self.commands.get(cmd_name)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        self._load_all()
+        return list(self.commands)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        # the help lists every command by name, help and panel: built without their options
+        built, complete = self.commands, self._complete
+        self.commands = build_commands(list(COMMAND_MODULES), plugins=True, listing=True)
+        self._complete = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self.commands, self._complete = built, complete
+
+    def _load_all(self) -> None:
+        if not self._complete:
+            self.commands = build_commands(list(COMMAND_MODULES), plugins=True)
+            self._complete = True
+
+
 # --- the app ------------------------------------------------------------------------------
 
 app = typer.Typer(
-    cls=RecallGroup,
+    cls=LazyCommands,
     name="recall-admin",
     help="Govern an agent memory store: read histories, diffs and explanations; curate the registry.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-registry_app = typer.Typer(help="Read the predicate registry and its log.", no_args_is_help=True)
-app.add_typer(registry_app, name="registry", rich_help_panel="Registry")
 
 
 @app.callback()
@@ -204,31 +325,6 @@ def root(
     state_.operator = operator
     state_.read_only = read_only
     state_.output.json_mode = json_output  # the real parse replaces the pre-scan of argv
-
-
-# --- commands from other modules: governance, review queues, audit/demo/lint ---------------
-
-
-def _register_extensions() -> None:
-    from .commands import agents, audit, data, governance, memory, queues, registry, verify
-
-    memory.register(app)
-    registry.register(registry_app)
-    data.register(app)
-    governance.register(app)
-    queues.register(app)
-    audit.register(app)
-    verify.register(app)  # a live store's log (docs/audit.md)
-    agents.register(app)  # mcp, serve, key (docs/agents.md)
-    # Packages that build on recall_admin (the `tui` console) add their commands through
-    # this entry-point group, so the arrows keep pointing one way: tui -> recall_admin.
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group="recall_admin.commands"):
-        ep.load()(app)
-
-
-_register_extensions()
 
 
 def main() -> None:

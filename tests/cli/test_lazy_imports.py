@@ -2,8 +2,10 @@
 
 Each command runs in a fresh interpreter, through the real entry point, and reports
 which heavy modules it loaded: numpy (the matcher and search), psycopg (PostgreSQL),
-textual (the console), mcp (agents) and the sentence model stay out of `--help` and of
-a read on an SQLite store.
+textual (the console), mcp (agents), the sentence model and pydantic (which Typer
+uses to convert option values) stay out of `--help` and of a read on an SQLite store;
+a read in --json mode draws nothing, so it loads no Rich either, and a read builds only
+the commands of its own module.
 """
 
 from __future__ import annotations
@@ -12,7 +14,18 @@ import json
 import subprocess
 import sys
 
-HEAVY = ("numpy", "psycopg", "textual", "mcp", "tokenizers", "safetensors", "recall_engine.sentence", "sqlalchemy")
+HEAVY = (
+    "numpy",
+    "psycopg",
+    "textual",
+    "mcp",
+    "tokenizers",
+    "safetensors",
+    "recall_engine.sentence",
+    "sqlalchemy",
+    "pydantic",
+)
+READ_JSON = ("rich", "recall_engine.audit", "recall_admin.cli.commands.governance", "recall_admin.cli.commands.agents")
 
 RUN = """
 import sys
@@ -26,8 +39,8 @@ print("LOADED " + __import__("json").dumps(sorted(m for m in {heavy!r} if m in s
 """
 
 
-def loaded(*args: str) -> list[str]:
-    code = RUN.format(args=list(args), heavy=HEAVY)
+def loaded(*args: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    code = RUN.format(args=list(args), heavy=heavy)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     line = next(x for x in out.stderr.splitlines() if x.startswith("LOADED "))
     return json.loads(line.removeprefix("LOADED "))
@@ -41,3 +54,11 @@ def test_a_read_on_sqlite_loads_none_of_the_heavy_modules(coding, tmp_path):
     coding.ok("remember", "user", "prefers_editor", "vim")
     assert loaded("--store", coding.url, "recall", "user") == []
     assert loaded("--store", coding.url, "--json", "history", "user", "prefers_editor") == []
+
+
+def test_a_json_read_loads_no_rich_and_no_other_command_module(coding):
+    coding.ok("remember", "user", "prefers_editor", "vim")
+    assert loaded("--store", coding.url, "--json", "recall", "user", heavy=READ_JSON) == []
+    assert loaded("--store", coding.url, "recall", "user", "--json", heavy=READ_JSON) == []
+    # the same read drawn for a person loads Rich, and only Rich of these
+    assert loaded("--store", coding.url, "recall", "user", heavy=READ_JSON) == ["rich"]

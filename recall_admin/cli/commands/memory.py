@@ -8,15 +8,15 @@ from typing import Annotated
 import typer
 
 from ..options import AsOf, KnownAt, state
-from ..render.memory import (
-    render_beliefs,
-    render_diff,
-    render_explain,
-    render_forget,
-    render_history,
-    render_init,
-    render_remember,
-)
+from ..output import renderer
+
+render_beliefs = renderer("memory", "render_beliefs")
+render_diff = renderer("memory", "render_diff")
+render_explain = renderer("memory", "render_explain")
+render_forget = renderer("memory", "render_forget")
+render_history = renderer("memory", "render_history")
+render_init = renderer("memory", "render_init")
+render_remember = renderer("memory", "render_remember")
 
 
 def register(app: typer.Typer) -> None:

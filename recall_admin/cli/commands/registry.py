@@ -10,7 +10,10 @@ from ..options import Build, Reason, staging, state
 from ..render.registry import render_lint, render_registry_list, render_registry_log, render_registry_show
 
 
-def register(registry_app: typer.Typer) -> None:
+def register(app: typer.Typer) -> None:
+    registry_app = typer.Typer(help="Read the predicate registry and its log.", no_args_is_help=True)
+    app.add_typer(registry_app, name="registry", rich_help_panel="Registry")
+
     @registry_app.command("list")
     def registry_list(ctx: typer.Context) -> None:
         """Every readable predicate with its rules, origin and event count."""
