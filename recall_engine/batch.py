@@ -42,6 +42,10 @@ class PendingStore:
             self._by_subject.setdefault(e.subject, []).append(e)
         return self.position()
 
+    def appended(self, events: Sequence[Event]) -> None:
+        self.append(events)  # held back: nothing is written before the batch ends
+        return None
+
     # --- watermarks ---
     def position(self) -> int:
         return self.base + len(self.pending)

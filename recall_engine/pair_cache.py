@@ -69,7 +69,7 @@ class Entry:
     others: frozenset[str]  # the pairs its cross moves come from (empty: none)
     ids: set[str] = field(default_factory=set)
     own: int = 0  # the pair's own events, as the cap counts them
-    instants: set[int] = field(default_factory=set)  # their instants
+    taken: set[int] = field(default_factory=set)  # the instants of every event held
     last: int | None = None  # the latest instant of any event held
     state: dict[str, Held] | None = None  # after every event held
     beliefs: list[Belief] | None = None  # of ``state``
@@ -86,9 +86,9 @@ class Entry:
     def _add(self, ev: Event, tl: Timeline) -> None:
         self.events.append(ev)
         self.ids.add(ev.id)
+        self.taken.add(ev.observed_at)
         if tl.canonical(ev.predicate) == self.predicate:
             self.own += 1
-            self.instants.add(ev.observed_at)
         if self.last is None or ev.observed_at > self.last:
             self.last = ev.observed_at
 

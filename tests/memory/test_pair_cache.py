@@ -134,6 +134,18 @@ def outcome(f, *args, **kwargs):
         ("read", "ann", "prefers_editor", 5),
     ]
 )
+# a statement whose replaces name another pair, then registry changes (a write told by its
+# append what it wrote, not read back from the log)
+@example(
+    ops=[
+        ("remember", 0, "ann", "prefers_editor", "vim", None, None),
+        ("remember", 0, "ann", "prefers_editor", "vim", None, None),
+        ("remember", 0, "ann", "likes", "vim", 10, ("prefers_editor", "zed")),
+        ("registry", 0),
+        ("registry", 0),
+        ("remember", 0, "ann", "prefers_editor", "zed", 13, None),
+    ]
+)
 def test_cached_reads_and_writes_equal_a_fold_from_scratch(backend, ops):
     n = next(_names)
     clock = Clock()
