@@ -329,7 +329,7 @@ class Memory:
         return combined[: len(beliefs)]
 
     def _value_predicates(self, subject: str, keys: list[str], tl: Timeline) -> set[str]:
-        """``Store.value_predicates``, kept with the folded pairs until the subject gets a new event."""
+        """``Store.value_predicates``, kept with the folded pairs and caught up with them."""
         if tl is not self._pairs.timeline or len(self._pairs.value_names) > 10_000:
             if tl is self._pairs.timeline:
                 self._pairs.value_names.clear()

@@ -161,7 +161,8 @@ class PairCache:
         self._entries: OrderedDict[tuple[str, str], Entry] = OrderedDict()
         self._by_subject: dict[str, set[str]] = {}
         self._size = 0
-        # subject -> value keys -> stored names asserting them (``Store.value_predicates``)
+        # subject -> value keys -> stored names asserting them (``Store.value_predicates``),
+        # kept up by ``catch_up``
         self.value_names: dict[str, dict[tuple[str, ...], set[str]]] = {}
 
     def __len__(self) -> int:
@@ -215,7 +216,13 @@ class PairCache:
         tl = self.timeline
         assert tl is not None
         for pos, ev in news:
-            self.value_names.pop(ev.subject, None)
+            if not ev.retraction:  # the names asserting a value only grow, and only by assertions
+                known = self.value_names.get(ev.subject)
+                if known:
+                    k = ev.key
+                    for keys, names in known.items():
+                        if k in keys:
+                            names.add(ev.predicate)
             for p in list(self._by_subject.get(ev.subject, ())):
                 entry = self._entries[(ev.subject, p)]
                 before = len(entry.events)

@@ -65,6 +65,9 @@ class Uncached(Memory):
     def _pair(self, subject, predicate, tl):
         return FromScratch.build(subject, predicate, self.pair_input(subject, predicate, tl), set(), tl)
 
+    def _value_predicates(self, subject, keys, tl):
+        return self.store.value_predicates(subject, keys)
+
 
 def uncached(store, clock) -> Memory:
     return Uncached(store, now=clock)

@@ -155,9 +155,10 @@ class SQLiteStore(SearchMixin, Store):
             for i, p in enumerate(out)
         ]
 
-    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> tuple[int, list[tuple[int, Event]]]:
+    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> tuple[int, list[tuple[int, Event, int]]]:
         """Insert inside the caller's transaction; skip stored ids. Returns the collection's
-        position before the insert and the new events with the positions they got."""
+        position before the insert and the new events with the positions and the recorded
+        instant they got."""
         cid = self.cid
         ids = [p[0].id for p in prepared]
         stored: set[str] = set()
@@ -204,7 +205,7 @@ class SQLiteStore(SearchMixin, Store):
             )
             texts.append((pos, text))
             vectors.append((pos, ev.observed_at, vector))
-            placed.append((pos, replace(ev, recorded_at=recorded)))  # as a read of it gives it back
+            placed.append((pos, ev, recorded))
             if ev.replaces:
                 for name in unique(r.predicate for r in ev.replaces):
                     links.append((cid, ev.subject, name, ev.id))
@@ -237,7 +238,8 @@ class SQLiteStore(SearchMixin, Store):
             return None
         with self._write() as conn:
             before, placed = self._insert(conn, prepared)
-        return Appended(before, placed)
+        # stamped with their recorded instant, as a read of them gives them back
+        return Appended(before, [(pos, replace(ev, recorded_at=recorded)) for pos, ev, recorded in placed])
 
     def append_many(
         self,
