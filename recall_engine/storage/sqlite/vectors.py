@@ -55,6 +55,8 @@ def encode_rows(matrix: np.ndarray) -> list[bytes]:
 _F32 = struct.Struct("<f")
 _ENTRY = struct.Struct("<Bf")  # one 5-byte record, as _RECORD packs it
 _SPARSE_MOST = (DENSE_BYTES - 1) // 5  # more non-zero entries than this: the dense form
+_EMPTY = _ENTRY.pack(0, 1.0)  # a text without a token: the embedder's (1, 0, 0, ...)
+_SLOTS: dict[str, tuple[int, float]] = {}  # token -> (dimension, sign), without a call per token
 
 
 def _f32(x: float) -> float:
@@ -73,21 +75,26 @@ def encode_texts(texts: list[str]) -> list[bytes]:
     numpy. tests/storage/test_sqlite.py checks the two agree."""
     out: list[bytes] = []
     dense: list[int] = []
-    slot, tokens, pack = embed._slot, embed.tokens, _ENTRY.pack
+    slots, slot, tokens, pack = _SLOTS, embed._slot, embed.tokens, _ENTRY.pack
+    if len(slots) > 200_000:
+        slots.clear()
     for n, text in enumerate(texts):
         sums: dict[int, float] = {}
         for t in tokens(text):
-            i, sign = slot(t)
-            sums[i] = sums.get(i, 0.0) + sign
-        dims = sorted(i for i, v in sums.items() if v)
+            hit = slots.get(t)
+            if hit is None:
+                hit = slots[t] = slot(t)
+            sums[hit[0]] = sums.get(hit[0], 0.0) + hit[1]
+        dims = [i for i, v in sums.items() if v]
         if not dims:
-            out.append(pack(0, 1.0))
+            out.append(_EMPTY)
             continue
         if len(dims) > _SPARSE_MOST:
             dense.append(n)
             out.append(b"")
             continue
-        norm = _f32(math.sqrt(sum(sums[i] * sums[i] for i in dims)))
+        dims.sort()
+        norm = _f32(math.sqrt(sum([sums[i] * sums[i] for i in dims])))
         out.append(b"".join([pack(i, sums[i] / norm) for i in dims]))
     if dense:
         for n, blob in zip(dense, encode_rows(embed.embed_batch([texts[n] for n in dense])), strict=True):
