@@ -281,33 +281,31 @@ class PostgresStore(MeaningsMixin, Store):
         position before it, then each new event with its position (``appended``)."""
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
-            stored = {
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM recall.events WHERE collection_id = %s AND id = ANY(%s)",
-                    (self.cid, unique(ev.id for ev in events)),
+            # under the lock, in one round trip: the ids already stored, and the collection's
+            # last event (its position, and the recorded instant the next append follows)
+            found, last_position, last_recorded = one_row(
+                conn.execute(
+                    "SELECT (SELECT array_agg(id) FROM recall.events WHERE collection_id = %s AND id = ANY(%s)), "
+                    "last.position, last.recorded_at FROM (SELECT 1) AS one LEFT JOIN (SELECT position, recorded_at "
+                    "FROM recall.events WHERE collection_id = %s ORDER BY position DESC LIMIT 1) AS last ON true",
+                    (self.cid, unique(ev.id for ev in events), self.cid),
                 )
-            }
+            )
+            stored = set(found or ())
             keep = []
             for i, ev in enumerate(events):
                 if ev.id not in stored:
                     stored.add(ev.id)
                     keep.append(i)
-            # under the lock: the collection's last event, whose recorded instant the next follows
-            last = conn.execute(
-                "SELECT position, recorded_at FROM recall.events WHERE collection_id = %s "
-                "ORDER BY position DESC LIMIT 1",
-                (self.cid,),
-            ).fetchone()
             if placed is not None:
-                placed.append(int(last[0]) if last else 0)
+                placed.append(int(last_position or 0))
             if not keep:
                 return 0
             if len(keep) < len(events):
                 events = [events[i] for i in keep]
                 if prepared is not None:
                     prepared = [prepared[i] for i in keep]
-            recorded = recorded_instant(clock.now_ns(), last[1] if last else None)
+            recorded = recorded_instant(clock.now_ns(), last_recorded)
             with conn.cursor() as cur:
                 self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded))
                 links = self._copy_links(events)

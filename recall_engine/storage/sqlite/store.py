@@ -155,10 +155,13 @@ class SQLiteStore(SearchMixin, Store):
             for i, p in enumerate(out)
         ]
 
-    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> tuple[int, list[tuple[int, Event, int]]]:
-        """Insert inside the caller's transaction; skip stored ids. Returns the collection's
-        position before the insert and the new events with the positions and the recorded
-        instant they got."""
+    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> int:
+        """Insert inside the caller's transaction; skip stored ids; return how many were new."""
+        return len(self._place(conn, prepared)[1])
+
+    def _place(self, conn: sqlite3.Connection, prepared: list[tuple]) -> tuple[int, list[tuple[int, Event, int]]]:
+        """``_insert``, returning the collection's position before the insert and the new
+        events with the positions and the recorded instant they got."""
         cid = self.cid
         ids = [p[0].id for p in prepared]
         stored: set[str] = set()
@@ -237,7 +240,7 @@ class SQLiteStore(SearchMixin, Store):
         if not prepared:
             return None
         with self._write() as conn:
-            before, placed = self._insert(conn, prepared)
+            before, placed = self._place(conn, prepared)
         # stamped with their recorded instant, as a read of them gives them back
         return Appended(before, [(pos, replace(ev, recorded_at=recorded)) for pos, ev, recorded in placed])
 
@@ -268,7 +271,7 @@ class SQLiteStore(SearchMixin, Store):
         def write(prepared: list[tuple], upto: int) -> None:
             nonlocal written
             with self._write() as c:
-                written += len(self._insert(c, prepared)[1])
+                written += self._insert(c, prepared)
             if progress is not None:
                 progress(upto, written)
 
