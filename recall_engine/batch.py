@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event
-from .storage.base import MAX_PAIR_EVENTS, Store
+from .storage.base import MAX_PAIR_EVENTS, Appended, Store
 from .storage.common import pair_name, refused
 from .values import value_key
 
@@ -41,6 +41,12 @@ class PendingStore:
             self.pending.append(e)
             self._by_subject.setdefault(e.subject, []).append(e)
         return self.position()
+
+    def appended(self, events: Sequence[Event]) -> Appended:
+        """``append``, saying what joined the batch (at the batch's own positions)."""
+        before = self.position()
+        self.append(events)  # held back: nothing is written before the batch ends
+        return Appended(before, [(before + 1 + i, e) for i, e in enumerate(self.pending[before - self.base :])])
 
     # --- watermarks ---
     def position(self) -> int:

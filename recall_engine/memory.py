@@ -329,7 +329,7 @@ class Memory:
         return combined[: len(beliefs)]
 
     def _value_predicates(self, subject: str, keys: list[str], tl: Timeline) -> set[str]:
-        """``Store.value_predicates``, kept with the folded pairs until the subject gets a new event."""
+        """``Store.value_predicates``, kept with the folded pairs and caught up with them."""
         if tl is not self._pairs.timeline or len(self._pairs.value_names) > 10_000:
             if tl is self._pairs.timeline:
                 self._pairs.value_names.clear()
@@ -481,8 +481,10 @@ class Memory:
 
         entry = self._pair(s, p, tl)
         pair = entry.events
-        while t in entry.instants:
-            t += 1  # never share an instant with another event of the pair
+        # never share an instant with an event the pair's fold reads: not its own, nor
+        # another pair's statement naming it in ``replaces`` (which would withdraw it at once)
+        while t in entry.taken:
+            t += 1
         before = entry.beliefs_at(t, tl)
         key = value_key(value)
         held = next((b for b in before if b.key == key), None)
@@ -533,8 +535,7 @@ class Memory:
         events = [define.to_event(define_at, source="tool_result")] if define else []
         events += ([statement] if statement else []) + retractions
         if events:
-            self.store.append(events)
-            self.timeline()  # the folded pairs catch up with what was just written, for `related`
+            self._write(events)
         if statement is None:
             assert held is not None, "nothing new is stated only when the value is held"
             # its replaces may have corrected something just now: read it back with them
@@ -550,6 +551,27 @@ class Memory:
             withdrawn += self._excluded_by(s, p, statement, t, tl, {(w.predicate, w.key) for w in withdrawn})
         related = self._related(s, p, stored_belief, tl)
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)
+
+    def _write(self, events: list[Event]) -> None:
+        """Append, and catch the folded pairs up with what was just written (for `related`).
+
+        When the store says what it wrote and the log stood where the cache last looked,
+        the cache takes the written events as they are: the same catch-up ``timeline()``
+        makes from the log, without reading them back. Otherwise (another writer came
+        between, a registry record was written, the store cannot say) ``timeline()``
+        reads the log."""
+        done = self.store.appended(events)
+        if (
+            done is not None
+            and self._timeline is not None
+            and done.before == self._pairs.at == self._timeline_at
+            and not any(e.subject == REGISTRY_SUBJECT for _, e in done.placed)
+        ):
+            top = max([done.before, *(p for p, _ in done.placed)])
+            self._pairs.catch_up(done.placed, top)
+            self._timeline_at = top
+            return
+        self.timeline()
 
     @contextmanager
     def batch(self) -> Iterator[None]:

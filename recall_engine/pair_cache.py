@@ -69,7 +69,7 @@ class Entry:
     others: frozenset[str]  # the pairs its cross moves come from (empty: none)
     ids: set[str] = field(default_factory=set)
     own: int = 0  # the pair's own events, as the cap counts them
-    instants: set[int] = field(default_factory=set)  # their instants
+    taken: set[int] = field(default_factory=set)  # the instants of every event held
     last: int | None = None  # the latest instant of any event held
     state: dict[str, Held] | None = None  # after every event held
     beliefs: list[Belief] | None = None  # of ``state``
@@ -86,9 +86,9 @@ class Entry:
     def _add(self, ev: Event, tl: Timeline) -> None:
         self.events.append(ev)
         self.ids.add(ev.id)
+        self.taken.add(ev.observed_at)
         if tl.canonical(ev.predicate) == self.predicate:
             self.own += 1
-            self.instants.add(ev.observed_at)
         if self.last is None or ev.observed_at > self.last:
             self.last = ev.observed_at
 
@@ -161,7 +161,8 @@ class PairCache:
         self._entries: OrderedDict[tuple[str, str], Entry] = OrderedDict()
         self._by_subject: dict[str, set[str]] = {}
         self._size = 0
-        # subject -> value keys -> stored names asserting them (``Store.value_predicates``)
+        # subject -> value keys -> stored names asserting them (``Store.value_predicates``),
+        # kept up by ``catch_up``
         self.value_names: dict[str, dict[tuple[str, ...], set[str]]] = {}
 
     def __len__(self) -> int:
@@ -215,7 +216,13 @@ class PairCache:
         tl = self.timeline
         assert tl is not None
         for pos, ev in news:
-            self.value_names.pop(ev.subject, None)
+            if not ev.retraction:  # the names asserting a value only grow, and only by assertions
+                known = self.value_names.get(ev.subject)
+                if known:
+                    k = ev.key
+                    for keys, names in known.items():
+                        if k in keys:
+                            names.add(ev.predicate)
             for p in list(self._by_subject.get(ev.subject, ())):
                 entry = self._entries[(ev.subject, p)]
                 before = len(entry.events)

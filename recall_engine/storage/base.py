@@ -62,6 +62,16 @@ class Touch:
     value_key: str
 
 
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """What one append wrote: the collection's position just before it (read under the
+    write lock) and each new event with its position. A writer whose view of the log
+    stood at ``before`` knows the log now without reading it back."""
+
+    before: int
+    placed: list[tuple[int, Event]]
+
+
 class Store(ABC):
     """One collection of one backend."""
 
@@ -76,6 +86,12 @@ class Store(ABC):
     @abstractmethod
     def append(self, events: Sequence[Event]) -> int:
         """Append in one transaction; skip ids already stored; return the new position."""
+
+    def appended(self, events: Sequence[Event]) -> Appended | None:
+        """``append``, telling what it wrote when the backend knows it cheaply; None when
+        it does not (then read the log to learn it)."""
+        self.append(events)
+        return None
 
     # --- watermarks ---
     @abstractmethod

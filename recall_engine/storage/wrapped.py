@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..records import Event
-from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
+from .base import MAX_PAIR_EVENTS, Appended, Hit, Store, Touch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -35,6 +35,12 @@ class WrappedStore(Store):
 
     def append(self, events: Sequence[Event]) -> int:
         return self.inner.append(events)
+
+    def appended(self, events: Sequence[Event]) -> Appended | None:
+        # through this wrapper's append (a subclass may change what is written, as
+        # AttributedStore adds its writer records); a reader then learns it from the log
+        self.append(events)
+        return None
 
     def position(self) -> int:
         return self.inner.position()

@@ -65,6 +65,9 @@ class Uncached(Memory):
     def _pair(self, subject, predicate, tl):
         return FromScratch.build(subject, predicate, self.pair_input(subject, predicate, tl), set(), tl)
 
+    def _value_predicates(self, subject, keys, tl):
+        return self.store.value_predicates(subject, keys)
+
 
 def uncached(store, clock) -> Memory:
     return Uncached(store, now=clock)
@@ -132,6 +135,18 @@ def outcome(f, *args, **kwargs):
         ("registry", 0),
         ("forget", "ann", "prefers_editor", "zed"),
         ("read", "ann", "prefers_editor", 5),
+    ]
+)
+# a statement whose replaces name another pair, then registry changes (a write told by its
+# append what it wrote, not read back from the log)
+@example(
+    ops=[
+        ("remember", 0, "ann", "prefers_editor", "vim", None, None),
+        ("remember", 0, "ann", "prefers_editor", "vim", None, None),
+        ("remember", 0, "ann", "likes", "vim", 10, ("prefers_editor", "zed")),
+        ("registry", 0),
+        ("registry", 0),
+        ("remember", 0, "ann", "prefers_editor", "zed", 13, None),
     ]
 )
 def test_cached_reads_and_writes_equal_a_fold_from_scratch(backend, ops):

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +22,7 @@ from .conftest import declare
 START = parse_instant("2026-03-01")
 DAY = 86_400 * 10**9
 _names = itertools.count()
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Clock:
@@ -96,3 +102,38 @@ def test_an_error_names_the_statement_and_writes_nothing(store):
             [{"subject": "ann", "predicate": "goal", "value": "x"}, {"subject": "ann", "predicate": "goal"}]
         )
     assert store.count() == before
+
+
+KILLED = """
+import os, signal, sys
+from recall_engine.memory import Memory
+from recall_engine.storage import open_backend
+m = Memory(open_backend(sys.argv[1]).store("durable"))
+for i in range(20):
+    m.remember("ann", "uses_technology", f"tech-{i}")
+    print(i, flush=True)  # committed: remember has returned
+
+
+def statements():
+    for i in range(50):
+        yield {"subject": "bob", "predicate": "uses_technology", "value": f"t{i}"}
+    os.kill(os.getpid(), signal.SIGKILL)  # dies inside the batch, before its commit
+
+
+m.remember_many(statements())
+"""
+
+
+def test_a_committed_remember_survives_kill_9_and_a_killed_batch_leaves_nothing(backend, backend_url):
+    memory = Memory(backend.store("durable"))
+    declare(memory)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", KILLED, backend_url], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == -signal.SIGKILL, out.stderr
+    assert out.stdout.split() == [str(i) for i in range(20)]
+    memory = Memory(backend.store("durable"))  # as the next process finds it
+    assert sorted(b.value for b in memory.read_pair("ann", "uses_technology")) == sorted(f"tech-{i}" for i in range(20))
+    assert memory.read_pair("bob", "uses_technology") == []
+    assert memory.remember("bob", "uses_technology", "t0").already_known is False

@@ -92,6 +92,22 @@ def test_appended_events_read_back_equal(store):
     assert store.pair_events("user", ["prefers_editor"]) == [e, r]
 
 
+def test_appended_tells_what_a_read_of_the_log_would(store, backend):
+    store.append([ev("ann", "likes", "tea")])
+    backend.store("other").append([ev("bob", "likes", "jazz")])  # positions are shared across collections
+    before = store.position()
+    stored = ev("ann", "likes", "tea")  # already stored: skipped
+    fresh = [ev("ann", "likes", "rum", 1), ev("ann", "did", "swim", 2, replaces=[Replace("likes", "rum")])]
+    done = store.appended([stored, *fresh])
+    after = store.events_after(before, 10)
+    assert done is not None  # both backends say what they wrote (a store that cannot returns None)
+    assert done.before == before
+    assert [(p, e.id, e.recorded_at) for p, e in done.placed] == [(p, e.id, e.recorded_at) for p, e in after]
+    assert [e for _, e in done.placed] == fresh
+    again = store.appended([stored])
+    assert again is not None and (again.before, again.placed) == (store.position(), [])
+
+
 def test_an_empty_append_writes_nothing(store):
     assert store.append([]) == 0
     assert store.count() == 0

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from recall_engine.embed import embed, event_text
+from recall_engine.embed import embed, embed_batch, event_text
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, ReadOnlyStore, StorageError
 from recall_engine.instants import NS, parse_instant
 from recall_engine.records import Replace, make_event
@@ -23,7 +25,7 @@ from recall_engine.storage import display_url, open_backend
 from recall_engine.storage.common import SCHEMA_VERSION
 from recall_engine.storage.sqlite.backend import SQLiteBackend
 from recall_engine.storage.sqlite.schema import SECONDARY_INDEXES
-from recall_engine.storage.sqlite.vectors import SparseVectors
+from recall_engine.storage.sqlite.vectors import SparseVectors, encode_rows, encode_texts
 from recall_engine.storage.urls import ACCEPTED_FORMS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -588,3 +590,22 @@ def test_sparse_vectors_score_like_a_matrix_product_before_and_after_merging():
     assert [p for p, _ in top] == [i + 1 for i in expected]
     with pytest.raises(ValueError):
         vs.add([121], [0], [b"\x00" * 12])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(
+        st.one_of(
+            st.text(max_size=60),
+            st.lists(
+                st.sampled_from(["a", "vim", "Straße", "日本", "x1", "tech-5", "café", "_", "0"]), max_size=20
+            ).map(" ".join),
+        ),
+        max_size=8,
+    )
+)
+def test_vectors_written_on_append_are_the_embedders_byte_for_byte(texts):
+    # the append path encodes without numpy's dense matrix; search reads what the embedder would give
+    long = " ".join(f"w{i}" for i in range(400))  # too many dimensions for the sparse form
+    for batch in (texts, [*texts, long, "", "a a"]):
+        assert encode_texts(batch) == encode_rows(embed_batch(batch))

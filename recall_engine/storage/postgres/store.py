@@ -12,6 +12,7 @@ import json
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,7 +24,7 @@ from ...embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ...values import value_key
-from ..base import MAX_PAIR_EVENTS, Hit, Store, Touch
+from ..base import MAX_PAIR_EVENTS, Appended, Hit, Store, Touch
 from ..common import (
     MAX_REGISTRY_EVENTS,
     NOT_RESERVED,
@@ -245,7 +246,7 @@ class PostgresStore(MeaningsMixin, Store):
             buf.append(_COPY_TRAILER)
             copy.write(b"".join(buf))
 
-    def _insert(self, events: list[Event], prepared: list[tuple] | None = None) -> int:
+    def _insert(self, events: list[Event], prepared: list[tuple] | None = None, placed: list | None = None) -> int:
         """One transaction: take the collection's lock, skip stored ids, COPY the rest.
 
         The advisory lock serializes appends to one collection, so positions (drawn
@@ -261,7 +262,7 @@ class PostgresStore(MeaningsMixin, Store):
         try:
             with self.backend.connection(f"the append to collection {self.collection!r}") as conn:
                 try:
-                    return self._insert_in(conn, events, prepared)
+                    return self._insert_in(conn, events, prepared, placed)
                 except (psycopg.OperationalError, pgerrors.ReadOnlySqlTransaction, pgerrors.InsufficientPrivilege):
                     raise  # the backend words these (a lost connection may have committed)
                 except psycopg.Error as e:
@@ -275,39 +276,52 @@ class PostgresStore(MeaningsMixin, Store):
             f"was refused: {why}; nothing of it was written"
         )
 
-    def _insert_in(self, conn, events: list[Event], prepared: list[tuple] | None) -> int:
+    def _insert_in(self, conn, events: list[Event], prepared: list[tuple] | None, placed: list | None = None) -> int:
+        """The transaction of ``_insert``; given a list, ``placed`` gets the collection's
+        position before it, then each new event with its position (``appended``)."""
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
-            stored = {
-                r[0]
-                for r in conn.execute(
-                    "SELECT id FROM recall.events WHERE collection_id = %s AND id = ANY(%s)",
-                    (self.cid, unique(ev.id for ev in events)),
+            # under the lock, in one round trip: the ids already stored, and the collection's
+            # last event (its position, and the recorded instant the next append follows)
+            found, last_position, last_recorded = one_row(
+                conn.execute(
+                    "SELECT (SELECT array_agg(id) FROM recall.events WHERE collection_id = %s AND id = ANY(%s)), "
+                    "last.position, last.recorded_at FROM (SELECT 1) AS one LEFT JOIN (SELECT position, recorded_at "
+                    "FROM recall.events WHERE collection_id = %s ORDER BY position DESC LIMIT 1) AS last ON true",
+                    (self.cid, unique(ev.id for ev in events), self.cid),
                 )
-            }
+            )
+            stored = set(found or ())
             keep = []
             for i, ev in enumerate(events):
                 if ev.id not in stored:
                     stored.add(ev.id)
                     keep.append(i)
+            if placed is not None:
+                placed.append(int(last_position or 0))
             if not keep:
                 return 0
             if len(keep) < len(events):
                 events = [events[i] for i in keep]
                 if prepared is not None:
                     prepared = [prepared[i] for i in keep]
-            # under the lock: the previous append's recorded instant is the collection's last
-            last = conn.execute(
-                "SELECT recorded_at FROM recall.events WHERE collection_id = %s ORDER BY position DESC LIMIT 1",
-                (self.cid,),
-            ).fetchone()
-            recorded = recorded_instant(clock.now_ns(), last[0] if last else None)
+            recorded = recorded_instant(clock.now_ns(), last_recorded)
             with conn.cursor() as cur:
                 self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded))
                 links = self._copy_links(events)
                 if links:
                     self._copy(cur, _COPY_REPLACES, links)
             conn.execute("UPDATE recall.collections SET events = events + %s WHERE id = %s", (len(events), self.cid))
+            if placed is not None:
+                # the lock keeps other appends out of this collection, and the identity is
+                # drawn in COPY order: the positions above the last one are these events'
+                positions = conn.execute(
+                    "SELECT position FROM recall.events WHERE collection_id = %s AND position > %s ORDER BY position",
+                    (self.cid, placed[0]),
+                ).fetchall()
+                placed.extend(
+                    (int(r[0]), replace(ev, recorded_at=recorded)) for r, ev in zip(positions, events, strict=True)
+                )
         return len(events)
 
     def append(self, events: Sequence[Event]) -> int:
@@ -317,6 +331,16 @@ class PostgresStore(MeaningsMixin, Store):
         if prepared:
             self._insert(events, prepared)
         return self.position()
+
+    def appended(self, events: Sequence[Event]) -> Appended | None:
+        self._refuse_write()
+        events = list(events)
+        prepared = self._prepare(events)
+        if not prepared:
+            return None
+        placed: list = []
+        self._insert(events, prepared, placed)
+        return Appended(placed[0], placed[1:])
 
     def append_many(
         self,

@@ -10,13 +10,14 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from ... import clock
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
 from ...values import value_key
-from ..base import MAX_PAIR_EVENTS, Store, Touch
+from ..base import MAX_PAIR_EVENTS, Appended, Store, Touch
 from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, recorded_instant, refused, unique
 from ..decoding import RowDecoder
 from .schema import SECONDARY_INDEXES
@@ -34,6 +35,14 @@ FETCH = 1000  # rows per fetchmany in streams
 # the body of an event: json.dumps(event.to_json(), separators=(",", ":")), without
 # building a new encoder for every event
 _compact = json.JSONEncoder(separators=(",", ":")).encode
+
+# the sequence, the highest position of any collection, and this collection's highest
+# position and latest recorded instant (the ``?`` is the collection id)
+_WATERMARKS = (
+    "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'events'), (SELECT MAX(position) FROM events), "
+    "last.position, last.recorded_at FROM (SELECT 1) LEFT JOIN (SELECT position, recorded_at FROM events "
+    "WHERE collection_id = ? ORDER BY position DESC LIMIT 1) AS last"
+)
 
 
 class Host(Protocol):
@@ -160,11 +169,11 @@ class SQLiteStore(SearchMixin, Store):
             out.append((ev, _compact(obj), value_key(ev.value)))
         if not out:
             return out
-        from ...embed import embed_batch, event_text
-        from .vectors import encode_rows
+        from ...embed import event_text
+        from .vectors import encode_texts
 
         sentences = [event_text(p[0]) for p in out]
-        vectors = encode_rows(embed_batch(sentences))
+        vectors = encode_texts(sentences)
         # what keyword search indexes: the sentence, then the evidence (embed.search_text)
         return [
             (*p, vectors[i], f"{sentences[i]}\n{p[0].evidence}" if p[0].evidence else sentences[i])
@@ -173,6 +182,11 @@ class SQLiteStore(SearchMixin, Store):
 
     def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> int:
         """Insert inside the caller's transaction; skip stored ids; return how many were new."""
+        return len(self._place(conn, prepared)[1])
+
+    def _place(self, conn: sqlite3.Connection, prepared: list[tuple]) -> tuple[int, list[tuple[int, Event, int]]]:
+        """``_insert``, returning the collection's position before the insert and the new
+        events with the positions and the recorded instant they got."""
         cid = self.cid
         ids = [p[0].id for p in prepared]
         stored: set[str] = set()
@@ -188,19 +202,19 @@ class SQLiteStore(SearchMixin, Store):
             if p[0].id not in stored:
                 stored.add(p[0].id)
                 fresh.append(p)
+        # one statement for every watermark the insert needs, under the write lock:
+        # positions are drawn above both the sequence and the highest stored row
+        seq, top, mine, last = conn.execute(_WATERMARKS, (cid,)).fetchone()
+        before = int(mine or 0)
         if not fresh:
-            return 0
-        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
-        top = conn.execute("SELECT MAX(position) FROM events").fetchone()[0]
-        base = max(seq[0] if seq else 0, top or 0)
-        last = conn.execute(
-            "SELECT recorded_at FROM events WHERE collection_id = ? ORDER BY position DESC LIMIT 1", (cid,)
-        ).fetchone()
-        recorded = recorded_instant(clock.now_ns(), last[0] if last else None)
+            return before, []
+        base = max(seq or 0, top or 0)
+        recorded = recorded_instant(clock.now_ns(), last)
         rows = []
         texts = []
         vectors = []
         links = []
+        placed = []
         for i, (ev, body, key, vector, text) in enumerate(fresh):
             pos = base + 1 + i
             rows.append(
@@ -219,6 +233,7 @@ class SQLiteStore(SearchMixin, Store):
             )
             texts.append((pos, text))
             vectors.append((pos, ev.observed_at, vector))
+            placed.append((pos, ev, recorded))
             if ev.replaces:
                 for name in unique(r.predicate for r in ev.replaces):
                     links.append((cid, ev.subject, name, ev.id))
@@ -234,7 +249,7 @@ class SQLiteStore(SearchMixin, Store):
                 "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", links
             )
         conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (len(rows), cid))
-        return len(rows)
+        return before, placed
 
     def append(self, events: Sequence[Event]) -> int:
         self._refuse_write()
@@ -243,6 +258,16 @@ class SQLiteStore(SearchMixin, Store):
             with self._write() as conn:
                 self._insert(conn, prepared)
         return self.position()
+
+    def appended(self, events: Sequence[Event]) -> Appended | None:
+        self._refuse_write()
+        prepared = self._prepare(list(events))
+        if not prepared:
+            return None
+        with self._write() as conn:
+            before, placed = self._place(conn, prepared)
+        # stamped with their recorded instant, as a read of them gives them back
+        return Appended(before, [(pos, replace(ev, recorded_at=recorded)) for pos, ev, recorded in placed])
 
     def append_many(
         self,
