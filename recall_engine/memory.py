@@ -8,6 +8,7 @@ in the pure core below.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -76,6 +77,10 @@ def order_beliefs(beliefs: Iterable[Belief]) -> list[Belief]:
     return [b for b in bs if b.predicate != NOTE] + [b for b in bs if b.predicate == NOTE]
 
 
+KNOWN_VIEWS = 8  # known-at instants kept with their folded pairs (Memory.known)
+KNOWN_VIEW_BUDGET = 20_000  # events each of them may hold
+
+
 class Memory:
     """One collection, read and written through its registry timeline."""
 
@@ -95,6 +100,7 @@ class Memory:
         self._timeline_at = -1
         self._registry_recorded = 0  # the latest recorded instant of the timeline's records
         self._pairs = PairCache()
+        self._known_views: OrderedDict[int, Memory] = OrderedDict()  # see known()
 
     @property
     def match_threshold(self) -> float:
@@ -113,11 +119,15 @@ class Memory:
         """The registry timeline, re-read whenever a registry record was appended; the
         folded pairs caught up with everything else appended (recall_engine.pair_cache)."""
         pos = self.store.position()
-        if isinstance(self.store, KnownAt):  # a known-at view keeps no folded pairs (see known())
+        if isinstance(self.store, KnownAt):
+            # a known-at view's folded pairs hold for one log position: any append may be
+            # one it knows (a known-at instant after the append's), so it starts over
             if self._timeline is None or pos != self._timeline_at:
                 self._read_registry()
                 self._timeline_at = pos
             assert self._timeline is not None
+            if self._pairs.timeline is not self._timeline or self._pairs.at != pos:
+                self._pairs.reset(self._timeline, pos)
             return self._timeline
         if self._timeline is not None and pos == self._timeline_at and pos <= self._pairs.at:
             return self._timeline
@@ -276,19 +286,28 @@ class Memory:
         """This memory as a read at ``known_at`` saw it: only the statements and registry
         records the log had recorded by then (the whole log for None).
 
-        A known-at read uses no cache: a fresh Memory over a filtered view, whose
-        registry timeline is built from the records recorded by ``known_at`` and dropped
-        with it. Caches are keyed by the log's position, which says nothing of ``known_at``.
-        One exception, which is not a cache of answers: when every registry record was
-        recorded by ``known_at``, the records known then are today's, and the timeline
-        (a pure function of them) is today's, so it is not built again.
+        A ``Memory`` over ``storage.known.KnownAt``, a filtered view of the store. The last
+        few views asked for are kept, each with folded pairs of its own (a smaller budget),
+        valid while the log's position stays where the view last read it: an operator steps
+        through a handful of known-at instants, and each step reads the same pairs again.
+        The view's registry timeline is built from the records recorded by ``known_at``,
+        except when every record was recorded by then: the timeline is a pure function of
+        the records, so today's is the same one and is not built again.
         """
         if known_at is None:
             return self
         t = check_instant(known_at, "known_at")
-        then = Memory(KnownAt(self.store, t), now=self.now, match_threshold=self.match_threshold)
         tl = self.timeline()
-        if self._registry_recorded <= t:
+        then = self._known_views.get(t)
+        if then is None:
+            then = Memory(KnownAt(self.store, t), now=self.now, match_threshold=self._match_threshold)
+            then._pairs = PairCache(KNOWN_VIEW_BUDGET)
+            self._known_views[t] = then
+            if len(self._known_views) > KNOWN_VIEWS:
+                self._known_views.popitem(last=False)
+        else:
+            self._known_views.move_to_end(t)
+        if then._timeline_at != self._timeline_at and self._registry_recorded <= t:
             then._timeline, then._timeline_at = tl, self._timeline_at
         return then
 

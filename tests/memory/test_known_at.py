@@ -138,3 +138,36 @@ def test_a_known_at_that_is_not_an_instant_is_refused(mem: Memory, bad):
     with pytest.raises(InvalidInput) as e:
         mem.read_pair("user", "prefers_editor", known_at=bad)
     assert e.value.message.startswith("known_at must be integer nanoseconds, got ")
+
+
+def test_a_kept_known_at_view_sees_what_is_appended_after_it_was_first_read(mem: Memory, wall: Wall):
+    # Memory.known keeps its views with folded pairs; an append recorded by their
+    # instant (one in the future) or a registry record must be seen by the next read
+    wall.t = AUG1
+    mem.remember("user", "prefers_editor", "emacs")
+    later = NOW + DAY_NS
+    assert values(mem.read_pair("user", "prefers_editor", known_at=later)) == ["emacs"]
+    assert values(mem.read_pair("user", "prefers_editor", known_at=AUG1)) == ["emacs"]
+    wall.t = AUG20
+    mem.remember("user", "prefers_editor", "vim")
+    assert values(mem.read_pair("user", "prefers_editor", known_at=later)) == ["vim"]
+    assert values(mem.read_pair("user", "prefers_editor", known_at=AUG1)) == ["emacs"]  # as answered then
+    wall.t = SEP1
+    d = Definition("prefers_editor", "multi", "string", "The editors someone uses")
+    mem.append_records(
+        [RegistryRecord(op="redefine", name="prefers_editor", definition=d, retroactive=True, operator="ana")]
+    )
+    assert values(mem.read_pair("user", "prefers_editor", known_at=later)) == ["emacs", "vim"]
+    assert values(mem.read_pair("user", "prefers_editor", as_of=AUG20, known_at=AUG20)) == ["vim"]
+    assert mem.known(later) is mem.known(later)  # the view is kept, not built again
+
+
+def test_only_the_last_few_known_at_views_are_kept(mem: Memory, wall: Wall):
+    from recall_engine.memory import KNOWN_VIEWS
+
+    wall.t = AUG1
+    mem.remember("user", "prefers_editor", "emacs")
+    first = mem.known(AUG1)
+    for i in range(KNOWN_VIEWS):
+        assert values(mem.known(AUG1 + i + 1).read_pair("user", "prefers_editor")) == ["emacs"]
+    assert mem.known(AUG1) is not first
