@@ -21,6 +21,7 @@ from recall_engine.values import normalize_value, parse_cli_value, value_text
 
 from .patterns import Pattern
 from .plans import Plan
+from .session import check_operator
 
 LARGE_BLAST_RADIUS = 1000  # answers changed before a plan is flagged as large
 
@@ -788,6 +789,12 @@ def check_plan(memory: Memory, plan: Plan) -> None:
     reads; each statement must be what ``remember`` would accept from the operator."""
     tl = memory.timeline()
     bad = f"plan {plan.id} cannot be applied:"
+    try:
+        check_operator(plan.operator)
+    except InvalidInput as err:
+        raise PlanError(
+            f"{bad} its planner is not an operator name ({err.message.replace('--operator', 'a planner')})"
+        ) from None
     allowed = KIND_OPS.get(plan.kind)
     if allowed is None:
         raise PlanError(f"{bad} unknown kind {plan.kind!r}")
@@ -856,28 +863,37 @@ def check_plan(memory: Memory, plan: Plan) -> None:
 
 
 def apply(memory: Memory, plan: Plan, operator: str = "") -> dict[str, Any]:
-    """Append exactly the plan's events, and an ``applied`` record naming who applied it, in one transaction."""
+    """Append exactly the plan's events, and an ``applied`` record naming who applied it, in one transaction.
+
+    Who is named (docs/governance.md, "Who planned, who applied"): the plan's records name
+    its planner, as the plan file says (a plan file is not signed: that name is its
+    word); the ``applied`` record names the operator running apply, which the store
+    knows. The plan is first run again against the store now (``rederive``): a file
+    edited and resealed by hand is refused, whoever it names."""
+    from .rederive import check_rederived  # rederive builds on this module and on conflicts
+
     events = plan.events()
     if events and len(memory.store.events_by_id([e.id for e in events])) == len({e.id for e in events}):
         raise PlanError(f"plan {plan.id} is already applied: every one of its events is in the log")
+    applier = check_operator(operator) if operator else ""
     check_stale(memory, plan)
     check_plan(memory, plan)
+    check_rederived(Stager(memory, plan.collection, plan.operator), plan)
+    applier = applier or plan.operator
     tl = memory.timeline()
     at = max(memory.registry_instant(tl), plan.at + len(plan.records))
     applied = RegistryRecord(
         op="applied",
         name="",
         plan=plan.id,
-        operator=operator or plan.operator,
+        operator=applier,
         events=tuple(e.id for e in plan.statements),
     )
     position = memory.store.append([*events, applied.to_event(at)])
-    return {
-        "applied": plan.id,
-        "events": [e.id for e in events],
-        "position": position,
-        "applied_by": operator or plan.operator,
-    }
+    out = {"applied": plan.id, "events": [e.id for e in events], "position": position, "applied_by": applier}
+    if plan.operator != applier:
+        out["planned_by"] = plan.operator
+    return out
 
 
 def records_of_plan(memory: Memory, plan_id: str) -> list[tuple[int, RegistryRecord]]:
