@@ -9,8 +9,9 @@ and the reason, for ``recall-admin verify``.
 
 ``verify_log`` is that command's check of a live collection (docs/audit.md, "Verifying
 a live store"): every event decodes and its id matches its content, the collection's
-count matches the events its log holds, and the log digest, a running SHA-256 over the
-events in log order, matches a digest the operator kept (for the events it covered).
+count matches the events its log holds, the search indexes hold no row that matches no
+event of the log, and the log digest, a running SHA-256 over the events in log order,
+matches a digest the operator kept (for the events it covered).
 """
 
 from __future__ import annotations
@@ -189,6 +190,10 @@ def verify_log(store: Any, kept: str = "") -> Verification:
             f"the collection's count says {counted} events but its log holds {n}: "
             "events were removed or added behind the engine's back"
         )
+    # the search indexes are derived from the log: rows that match no event are reported
+    index_problems = getattr(store, "index_problems", None)
+    if index_problems is not None:
+        problems.extend(index_problems())
     matches = None
     if want is not None:
         if n < 0:
@@ -206,3 +211,11 @@ def verify_log(store: Any, kept: str = "") -> Verification:
     return Verification(
         store.collection, max(n, 0), counted, digest, tuple(bad), tuple(problems), kept.strip(), matches
     )
+
+
+def verify_collections(backend: Any) -> list[Verification]:
+    """``verify_log`` of every collection of a store, by name (``recall-admin verify --all``)."""
+    out = []
+    for name, _count in sorted(backend.collections()):
+        out.append(verify_log(backend.store(name, create=False)))
+    return out
