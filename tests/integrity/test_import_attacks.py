@@ -121,3 +121,24 @@ def test_audit_import_refuses_each_attack_and_writes_nothing(cli, tmp_path, atta
     assert message in err["message"] and err["message"].endswith("; nothing was imported"), err
     assert position(cli) == pos
     _export_still_works(cli, tmp_path)
+
+
+def test_a_file_changed_between_validation_and_append_is_admitted_again(store, tmp_path):
+    """import reads the file twice (validate everything, then append): a line swapped in
+    between is checked on the second reading too, and refused before it is written."""
+    from recall_admin import transfer
+    from recall_engine.errors import InvalidInput
+    from recall_engine.memory import Memory
+    from tests.memory.conftest import NOW
+
+    Memory(store, now=lambda: NOW).append_records(
+        [RegistryRecord(op="declare", name="likes", definition=Definition("likes", "multi"))]
+    )
+    path = tmp_path / "in.jsonl"
+    path.write_text(json.dumps(make_event("carol", "likes", "tea", NOW - 10).to_json()) + "\n")
+    swapped = json.dumps(make_event("carol", "likes", 42, NOW - 10).to_json()) + "\n"
+    before = store.count()
+    with pytest.raises(InvalidInput) as err:
+        transfer.import_file(store, str(path), on_validated=lambda _n: path.write_text(swapped))
+    assert str(err.value) == "line 1: likes stores string values, got number 42"
+    assert store.count() == before
