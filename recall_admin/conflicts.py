@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_engine.errors import InvalidInput, LimitExceeded, NotFound, PlanError
 from recall_engine.fold import fold
@@ -46,8 +46,10 @@ from recall_engine.timeline import Timeline
 from recall_engine.values import Value
 
 from . import review
-from .governance import Stager
 from .plans import Plan
+
+if TYPE_CHECKING:  # governance re-derives confirm plans through this module (governance.check_rederived)
+    from .governance import Stager
 
 GROUP_SUBJECTS_SHOWN = 20
 MAX_EVIDENCE = 500  # characters of a confirm's evidence (operator and reason)
