@@ -363,9 +363,15 @@ def test_bad_rows_inserted_behind_the_engine_leave_the_collection_readable(sqlit
     assert code == 1 and doc["ok"] is True and doc["data"]["valid"] is False
     memories, support = doc["data"]["collections"]
     assert (memories["collection"], support["collection"], support["valid"]) == ("memories", "support", True)
-    found = {(p["position"], p["event_id"]) for p in memories["problems"]}
-    assert (positions[1], "m-" + "1" * 24) in found or (None, "m-" + "1" * 24) in found
-    assert any(p["event_id"] == record.id and "registry" in p["reason"] for p in memories["problems"]), memories
+    assert (memories["events"], memories["counted"], memories["digest"]) == (4, 4, "")
+    assert [(p["position"], p["event_id"], p["subject"]) for p in memories["problems"]] == [
+        (positions[0], record.id, "recall:registry"),
+        (positions[1], "m-" + "1" * 24, "mallory"),
+    ]
+    assert memories["problems"][0]["reason"] == f"registry event {record.id!r} names no usable predicate"
+    assert memories["problems"][1]["reason"].startswith(
+        "stored event 'm-111111111111111111111111' in collection 'memories' does not decode: its JSON is malformed"
+    )
 
 
 def test_verify_all_and_digest_do_not_mix(sqlite_url):
