@@ -402,3 +402,28 @@ def test_verify_finds_search_index_rows_that_match_no_event(sqlite_url):
         f"1 row(s) of the vector index (event_vectors_{cid}) match no event of the log",
         f"1 row(s) of the text index (event_text_{cid}) match no event of the log",
     ]
+
+
+def test_postgres_verify_finds_vector_rows_that_match_no_event(pg_db):
+    """recall.event_meanings is derived from the log: a row smuggled in for another instant is reported."""
+    seeded(pg_db)
+    assert run(pg_db, "verify")[0] == 0
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        cid, position = conn.execute(
+            "SELECT collection_id, min(position) FROM recall.events GROUP BY collection_id"
+        ).fetchone()
+        schema = conn.execute(
+            "SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace "
+            "WHERE x.extname = 'vector'"
+        ).fetchone()[0]
+        vec = "[" + ",".join(["0.1"] * 384) + "]"
+        conn.execute(
+            f"INSERT INTO recall.event_meanings (position, collection_id, observed_at, vec) "
+            f"VALUES (%s, %s, 1, %s::{schema}.vector)",
+            (position, cid, vec),
+        )
+    code, doc = run(pg_db, "verify")
+    assert code == 1
+    assert [p["reason"] for p in doc["data"]["problems"]] == [
+        "1 row(s) of the vector index (recall.event_meanings) match no event of the log"
+    ]
