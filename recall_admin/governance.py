@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from recall_engine.errors import InvalidInput, PlanError, RecallError, RegistryError, StalePlan
+from recall_engine.instants import format_rfc3339
 from recall_engine.matching import best_match
 from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
@@ -802,6 +803,16 @@ def check_plan(memory: Memory, plan: Plan) -> None:
     horizon = memory.now() + FUTURE_SLACK_NS
     if plan.records and not 0 < plan.at <= horizon:
         raise PlanError(f"{bad} its instant {plan.at} is not a time it could have been planned at")
+    # a plan is dated after every registry record it was planned against; those of its own
+    # names are unchanged since (check_stale), so none may come after it: a plan file dated
+    # back would rewrite how the past reads without saying so
+    names = set(plan.scope) | {n for r in plan.records for n in (r.name, r.into) if n}
+    before = [x.at for x in tl.log if x.record.name in names or x.record.into in names]
+    if plan.records and before and plan.at <= max(before):
+        raise PlanError(
+            f"{bad} it is dated {format_rfc3339(plan.at)}, before the registry records of its names it was "
+            f"planned against (the last one {format_rfc3339(max(before))}); plan it again"
+        )
     for r in plan.records:
         if r.op not in allowed:
             raise PlanError(f"{bad} a {plan.kind} plan does not append {r.op} records")

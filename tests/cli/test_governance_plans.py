@@ -252,6 +252,10 @@ def _alias(raw):
     raw["ops"][0]["definition"]["aliases"] = ["adores"]
 
 
+def _backdated(raw):
+    raw["at"] = 1_600_000_000 * 10**9  # 2020: before the declaration of likes, so the redefine reads back in time
+
+
 def _nobody(raw):
     raw["operator"] = "nobody\x1b]0;PWNED\x07"
     for op in raw["ops"]:
@@ -264,6 +268,7 @@ def _nobody(raw):
         (_enum, "its record 1 (redefine likes) is not what its operation produces against this store now"),
         (_alias, "its record 1 (redefine likes) is not what its operation produces against this store now"),
         (_nobody, "its planner is not an operator name (a planner holds a control or invisible character"),
+        (_backdated, "it is dated 2020-09-13T12:26:40Z, before the registry records of its names it was planned"),
     ],
 )
 def test_a_resealed_redefine_the_command_could_not_make_is_refused(store_cli, tmp_path, edit, expect):
