@@ -290,6 +290,7 @@ def resealed_plans(runner, store: list[str], d: Path) -> list[list[str]]:
             redefine, operator="x\x1b]0;PWNED\x07", records=(dataclasses.replace(rec, operator="x\x1b]0;PWNED\x07"),)
         ),
         "2100": dataclasses.replace(redefine, at=4102444800 * 10**9),
+        "backdated": dataclasses.replace(redefine, at=1_600_000_000 * 10**9),
         "kind": dataclasses.replace(confirm, statements=(dataclasses.replace(first, kind="preference"), *rest)),
         "replaces": dataclasses.replace(confirm, statements=(dataclasses.replace(first, replaces=()), *rest)),
         "no-retraction": dataclasses.replace(confirm, statements=(first,)),
