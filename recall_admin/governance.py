@@ -944,6 +944,9 @@ def _rederive(stager: Stager, plan: Plan) -> tuple[Sequence[RegistryRecord], Seq
         opened = any(r.op == "vocabulary" and r.open for r in recs)
         tl = stager.memory.timeline()
         found = plan_declarations(tl, defs, stager.operator, open_vocabulary=opened)
+        # declarations of different names are independent: taken in the plan's order
+        order = {(r.op, r.name): i for i, r in enumerate(recs)}
+        found.sort(key=lambda r: order.get((r.op, r.name), len(order)))
         return stager.registry_records(found, plan.title, reason=reason).records, ()
     if kind == "revert" and len(recs) == 1:
         return revert(stager, recs[0].withdraws, reason=reason).records, ()
