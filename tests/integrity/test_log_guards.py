@@ -427,3 +427,6 @@ def test_postgres_verify_finds_vector_rows_that_match_no_event(pg_db):
     assert [p["reason"] for p in doc["data"]["problems"]] == [
         "1 row(s) of the vector index (recall.event_meanings) match no event of the log"
     ]
+    code, doc = run(pg_db, "verify", "--all")
+    assert code == 1 and doc["data"]["valid"] is False
+    assert [(c["collection"], c["valid"]) for c in doc["data"]["collections"]] == [("memories", False)]
