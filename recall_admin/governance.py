@@ -15,14 +15,13 @@ from recall_engine.matching import best_match
 from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
 from recall_engine.records import REGISTRY_SUBJECT, Event
-from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
+from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition, check_registry
 from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
 from recall_engine.values import normalize_value, parse_cli_value, value_text
 
 from .patterns import Pattern
 from .plans import Plan
-from .registry_sync import plan_declarations
 from .session import check_operator
 
 LARGE_BLAST_RADIUS = 1000  # answers changed before a plan is flagged as large
@@ -943,10 +942,12 @@ def _rederive(stager: Stager, plan: Plan) -> tuple[Sequence[RegistryRecord], Seq
         defs = {r.name: r.definition for r in recs if r.op == "declare" and r.definition is not None}
         opened = any(r.op == "vocabulary" and r.open for r in recs)
         tl = stager.memory.timeline()
-        found = plan_declarations(tl, defs, stager.operator, open_vocabulary=opened)
-        # declarations of different names are independent: taken in the plan's order
-        order = {(r.op, r.name): i for i, r in enumerate(recs)}
-        found.sort(key=lambda r: order.get((r.op, r.name), len(order)))
+        # the checks of a registry file, every declaration kept (one that changes nothing is
+        # harmless), in the plan's order: declarations of different names are independent
+        check_registry(dict(defs), where="registry files", known=tl.predicates().keys())
+        found = [RegistryRecord(op="declare", name=n, definition=d, operator=stager.operator) for n, d in defs.items()]
+        if opened and not tl.open_vocabulary:
+            found.append(RegistryRecord(op="vocabulary", name="", open=True, operator=stager.operator))
         return stager.registry_records(found, plan.title, reason=reason).records, ()
     if kind == "revert" and len(recs) == 1:
         return revert(stager, recs[0].withdraws, reason=reason).records, ()
