@@ -2,7 +2,8 @@
 concurrent writers with a reader, on SQLite and PostgreSQL (the test server of
 tests/pg_server.py).
 
-    python benchmarks/bench_integrity.py                   # both backends, 4 x 2,000 writes
+    python benchmarks/bench_integrity.py                   # both backends, small: 4 x 300 writes, 4 kills
+    python benchmarks/bench_integrity.py --full            # the issue's sizes: 4 x 2,000 writes, 25 kills
     python benchmarks/bench_integrity.py --writes 500 --kills 5 --backend sqlite
 
 Every figure is a count from this run; nothing here is timed against a threshold.
@@ -221,9 +222,12 @@ def bad_inputs(url: str, tmp: str) -> dict:
         ["--store", str(d / "empty.db"), "--json", "recall", "carol"],
         ["--store", str(d / "junk.db"), "--json", "recall", "carol"],
     ]
-    runner.invoke(app, [*store, "init"])
+    runner.invoke(app, [*store, "init", "--registry", "coding", "--registry", "personal-assistant"])
     runner.invoke(app, [*store, "define", "shoe_size", "--type", "number", "--cardinality", "single", "--apply"])
     runner.invoke(app, [*store, "remember", "zed", "note", "a" * 40 + "c"])
+    runner.invoke(app, [*store, "remember", "u1", "likes", "coffee", "--at", "2026-01-01"])
+    runner.invoke(app, [*store, "remember", "u1", "prefers_language", "coffee", "--at", "2026-01-02"])
+    attacks += resealed_plans(runner, store, d) + bad_imports(d)
     before = open_backend(url, read_only=True).store("memories").count()
     failed = []
     for argv in [[*store, *a] for a in attacks] + stores:
@@ -252,13 +256,96 @@ def bad_inputs(url: str, tmp: str) -> dict:
     }
 
 
+def resealed_plans(runner, store: list[str], d: Path) -> list[list[str]]:
+    """Plan files edited and sealed again (the seal is an unkeyed hash): `apply` arguments."""
+    import dataclasses
+
+    from recall_admin.plans import read_plan, write_plan
+    from recall_engine.records import make_event
+
+    runner.invoke(app_(), [*store, "redefine", "likes", "--description", "Liked.", "--plan-out", str(d / "r.json")])
+    conflict = json.loads(runner.invoke(app_(), [*store, "conflicts", "list"]).stdout)["data"]["conflicts"][0]["id"]
+    runner.invoke(
+        app_(), [*store, "conflicts", "confirm", conflict, "--keep", "likes", "--plan-out", str(d / "c.json")]
+    )
+    redefine, confirm = read_plan(d / "r.json"), read_plan(d / "c.json")
+    rec, d0 = redefine.records[0], redefine.records[0].definition
+    assert d0 is not None
+    first, *rest = confirm.statements
+    tea = make_event(
+        first.subject, first.predicate, "tea", first.observed_at, source="operator", evidence=first.evidence
+    )
+    edits = {
+        "enum": dataclasses.replace(
+            redefine, records=(dataclasses.replace(rec, definition=dataclasses.replace(d0, value_type="enum")),)
+        ),
+        "alias": dataclasses.replace(
+            redefine, records=(dataclasses.replace(rec, definition=dataclasses.replace(d0, aliases=("adores",))),)
+        ),
+        "number": dataclasses.replace(
+            redefine, records=(dataclasses.replace(rec, definition=dataclasses.replace(d0, value_type="number")),)
+        ),
+        "nobody": dataclasses.replace(redefine, records=(dataclasses.replace(rec, operator="nobody"),)),
+        "control-planner": dataclasses.replace(
+            redefine, operator="x\x1b]0;PWNED\x07", records=(dataclasses.replace(rec, operator="x\x1b]0;PWNED\x07"),)
+        ),
+        "2100": dataclasses.replace(redefine, at=4102444800 * 10**9),
+        "backdated": dataclasses.replace(redefine, at=1_600_000_000 * 10**9),
+        "kind": dataclasses.replace(confirm, statements=(dataclasses.replace(first, kind="preference"), *rest)),
+        "replaces": dataclasses.replace(confirm, statements=(dataclasses.replace(first, replaces=()), *rest)),
+        "no-retraction": dataclasses.replace(confirm, statements=(first,)),
+        "value": dataclasses.replace(
+            confirm, statements=(tea, *(dataclasses.replace(e, caused_by=tea.id) for e in rest))
+        ),
+        "agent-source": dataclasses.replace(
+            confirm, statements=(dataclasses.replace(first, source="user_stated"), *rest)
+        ),
+    }
+    out = []
+    for name, plan in edits.items():
+        write_plan(plan.sealed(), d / f"resealed-{name}.json")
+        out.append(["apply", str(d / f"resealed-{name}.json")])
+    return out
+
+
+def bad_imports(d: Path) -> list[list[str]]:
+    """JSONL lines `remember` would refuse: `import` arguments."""
+    import dataclasses
+
+    from recall_engine.records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, make_event
+
+    day = 1767312000 * 10**9  # 2026-01-02
+    lines = {
+        "number-under-string": make_event("carol", "likes", 42, day),
+        "unknown-predicate": make_event("carol", "shoe_size_xx", "9", day),
+        "dated-2100": make_event("carol", "likes", "cake", 4102444800 * 10**9),
+        "forged-id": dataclasses.replace(make_event("carol", "likes", "coffee", day), value="whisky"),
+        "bad-registry-record": make_event(REGISTRY_SUBJECT, REGISTRY_PREDICATE, '{"op":"explode"}', day),
+        "reserved-subject": make_event("recall:admin", "likes", "tea", day),
+    }
+    out = []
+    for name, e in lines.items():
+        (d / f"{name}.jsonl").write_text(json.dumps(e.to_json()) + "\n")
+        out.append(["import", str(d / f"{name}.jsonl")])
+    return out
+
+
+def app_():
+    from recall_admin.cli import app
+
+    return app
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     ap.add_argument("--writers", type=int, default=4)
-    ap.add_argument("--writes", type=int, default=2000)
-    ap.add_argument("--kills", type=int, default=8)
+    ap.add_argument("--writes", type=int, default=300, help="per writer (the issue's figure: 2,000; see --full)")
+    ap.add_argument("--kills", type=int, default=4, help="kill -9 runs per write kind (--full: 25)")
+    ap.add_argument("--full", action="store_true", help="the issue's sizes: 4 x 2,000 writes, 25 kills")
     a = ap.parse_args()
+    if a.full:
+        a.writers, a.writes, a.kills = 4, 2000, 25
     kinds = ["sqlite", "postgres"] if a.backend == "both" else [a.backend]
     with tempfile.TemporaryDirectory() as tmp:
         for kind in kinds:

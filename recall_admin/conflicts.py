@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_engine.errors import InvalidInput, LimitExceeded, NotFound, PlanError
 from recall_engine.fold import fold
@@ -46,8 +46,10 @@ from recall_engine.timeline import Timeline
 from recall_engine.values import Value
 
 from . import review
-from .governance import Stager
 from .plans import Plan
+
+if TYPE_CHECKING:  # governance re-derives confirm plans through this module (governance.check_rederived)
+    from .governance import Stager
 
 GROUP_SUBJECTS_SHOWN = 20
 MAX_EVIDENCE = 500  # characters of a confirm's evidence (operator and reason)
@@ -320,8 +322,16 @@ def confirm(stager: Stager, ident: str, keep: str, reason: str = "") -> Plan:
     return confirm_plan(stager, found[0], keep, reason)
 
 
-def confirm_plan(stager: Stager, conflict: Conflict, keep: str, reason: str = "") -> Plan:
-    """Keep one predicate: an operator statement whose ``replaces`` withdraws the others."""
+def confirm_evidence(operator: str) -> str:
+    """The evidence a confirm statement opens with (its reason follows after ": ")."""
+    return f"conflicts confirm by {operator}"
+
+
+def confirm_plan(stager: Stager, conflict: Conflict, keep: str, reason: str = "", *, at: int | None = None) -> Plan:
+    """Keep one predicate: an operator statement whose ``replaces`` withdraws the others.
+
+    ``at`` dates the statement (apply re-derives a saved plan at its own instant); by
+    default, now, moved past any instant the conflict's pairs already use."""
     memory = stager.memory
     tl = memory.timeline()
     p = memory.resolve(keep, tl)
@@ -333,14 +343,17 @@ def confirm_plan(stager: Stager, conflict: Conflict, keep: str, reason: str = ""
         )
     losers = [b for b in conflict.held if b.predicate != p]
     s = conflict.subject
-    used: set[int] = set()
-    for q in conflict.predicates:
-        used.update(e.observed_at for e in memory.pair_input(s, q, tl) if e.subject == s)
-    t = memory.now()
-    while t in used:
-        t += 1  # never share an instant with another event of these pairs
+    if at is None:
+        used: set[int] = set()
+        for q in conflict.predicates:
+            used.update(e.observed_at for e in memory.pair_input(s, q, tl) if e.subject == s)
+        t = memory.now()
+        while t in used:
+            t += 1  # never share an instant with another event of these pairs
+    else:
+        t = at
     # the operator who decided, in the statement itself (the `applied` record names who applied it)
-    evidence = f"conflicts confirm by {stager.operator}" + (f": {reason}" if reason else "")
+    evidence = confirm_evidence(stager.operator) + (f": {reason}" if reason else "")
     statement = make_event(
         s,
         p,

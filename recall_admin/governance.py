@@ -9,18 +9,20 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from recall_engine.errors import InvalidInput, PlanError, RegistryError, StalePlan
+from recall_engine.errors import InvalidInput, PlanError, RecallError, RegistryError, StalePlan
+from recall_engine.instants import format_rfc3339
 from recall_engine.matching import best_match
 from recall_engine.memory import Memory
 from recall_engine.preview import Impact, subject_impact, summarize
 from recall_engine.records import REGISTRY_SUBJECT, Event
-from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition
+from recall_engine.registry import Definition, Promotion, RegistryRecord, check_definition, check_registry
 from recall_engine.text import NOTE, RESERVED_PREDICATES, normalize_subject
 from recall_engine.timeline import Timeline
 from recall_engine.values import normalize_value, parse_cli_value, value_text
 
 from .patterns import Pattern
 from .plans import Plan
+from .session import check_operator
 
 LARGE_BLAST_RADIUS = 1000  # answers changed before a plan is flagged as large
 
@@ -804,12 +806,28 @@ def check_plan(memory: Memory, plan: Plan) -> None:
     reads; each statement must be what ``remember`` would accept from the operator."""
     tl = memory.timeline()
     bad = f"plan {plan.id} cannot be applied:"
+    try:
+        check_operator(plan.operator)
+    except InvalidInput as err:
+        raise PlanError(
+            f"{bad} its planner is not an operator name ({err.message.replace('--operator', 'a planner')})"
+        ) from None
     allowed = KIND_OPS.get(plan.kind)
     if allowed is None:
         raise PlanError(f"{bad} unknown kind {plan.kind!r}")
     horizon = memory.now() + FUTURE_SLACK_NS
     if plan.records and not 0 < plan.at <= horizon:
         raise PlanError(f"{bad} its instant {plan.at} is not a time it could have been planned at")
+    # a plan is dated after every registry record it was planned against; those of its own
+    # names are unchanged since (check_stale), so none may come after it: a plan file dated
+    # back would rewrite how the past reads without saying so
+    names = set(plan.scope) | {n for r in plan.records for n in (r.name, r.into) if n}
+    before = [x.at for x in tl.log if x.record.name in names or x.record.into in names]
+    if plan.records and before and plan.at <= max(before):
+        raise PlanError(
+            f"{bad} it is dated {format_rfc3339(plan.at)}, before the registry records of its names it was "
+            f"planned against (the last one {format_rfc3339(max(before))}); plan it again"
+        )
     for r in plan.records:
         if r.op not in allowed:
             raise PlanError(f"{bad} a {plan.kind} plan does not append {r.op} records")
@@ -871,29 +889,162 @@ def check_plan(memory: Memory, plan: Plan) -> None:
                 raise PlanError(f"{bad} statement {e.id} holds {e.value!r}, not a {d.value_type or 'string'} of {p}")
 
 
+# --- apply runs the plan again (docs/governance.md, "Plan file") ---------------------------
+# A plan file is sealed with an unkeyed hash, so anyone who can edit it can reseal it.
+# ``apply`` runs each of its operations again, through the same Stager method the command
+# that planned it used, against the current store and as its planner, and refuses the plan
+# when what that produces differs from what the file holds. What cannot be re-derived (an
+# operation no command plans) is refused.
+
+
+def check_rederived(stager: Stager, plan: Plan) -> None:
+    """Refuse ``plan`` unless its operations, run again now, produce exactly its events."""
+    bad = f"plan {plan.id} cannot be applied:"
+    try:
+        records, statements = _rederive(stager, plan)
+    except RecallError as err:
+        raise PlanError(f"{bad} its operations cannot be made against this store now: {err.message}") from None
+    mine = [replace(r, plan="") for r in plan.records]
+    theirs = [replace(r, plan="") for r in records]
+    for i, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if a != b:
+            raise PlanError(
+                f"{bad} its record {i + 1} ({a.op} {a.name or a.withdraws}) is not what its operation "
+                "produces against this store now; plan it again"
+            )
+    if len(mine) != len(theirs):
+        raise PlanError(f"{bad} it holds {len(mine)} record(s) where its operations produce {len(theirs)}")
+    for e, f in zip(plan.statements, statements, strict=False):
+        if e != f:
+            raise PlanError(
+                f"{bad} its statement {e.id} is not what its confirm produces against this store now; plan it again"
+            )
+    if len(plan.statements) != len(statements):
+        raise PlanError(
+            f"{bad} it holds {len(plan.statements)} statement(s) where its confirm produces {len(statements)}"
+        )
+
+
+def _rederive(stager: Stager, plan: Plan) -> tuple[Sequence[RegistryRecord], Sequence[Event]]:
+    kind, recs = plan.kind, plan.records
+    if kind == "confirm":
+        return (), _rederive_confirm(stager, plan)
+    if not recs:
+        raise PlanError(f"a {kind} plan holds at least one record")
+    reason = recs[0].reason
+    if kind in ("redefine", "exclude"):
+        return [x for r in recs for x in _rederive_redefine(stager, r)], ()
+    if kind == "merge" and len(recs) == 1:
+        return stager.merge(recs[0].name, recs[0].into, reason=reason).records, ()
+    if kind == "split" and len(recs) == 1:
+        return stager.split(recs[0].name, reason=reason).records, ()
+    if kind == "define" and len(recs) == 1 and recs[0].definition is not None:
+        d = recs[0].definition
+        return stager.define(
+            d.name,
+            cardinality=d.cardinality,
+            value_type=d.value_type,
+            allowed=d.allowed,
+            description=d.description,
+            excludes=d.excludes,
+            historical=d.historical,
+            reason=reason,
+        ).records, ()
+    if kind == "promote" and recs[-1].op == "promote" and len(recs) <= 2:
+        declared = recs[0].definition if len(recs) == 2 else None
+        notes = {p.event_id: p.value for p in recs[-1].notes}
+        return stager.promote(recs[-1].name, notes=notes, new_definition=declared, reason=reason).records, ()
+    if kind == "registry-load":
+        defs = {r.name: r.definition for r in recs if r.op == "declare" and r.definition is not None}
+        opened = any(r.op == "vocabulary" and r.open for r in recs)
+        tl = stager.memory.timeline()
+        # the checks of a registry file, every declaration kept (one that changes nothing is
+        # harmless), in the plan's order: declarations of different names are independent
+        check_registry(dict(defs), where="registry files", known=tl.predicates().keys())
+        found = [RegistryRecord(op="declare", name=n, definition=d, operator=stager.operator) for n, d in defs.items()]
+        if opened and not tl.open_vocabulary:
+            found.append(RegistryRecord(op="vocabulary", name="", open=True, operator=stager.operator))
+        return stager.registry_records(found, plan.title, reason=reason).records, ()
+    if kind == "revert" and len(recs) == 1:
+        return revert(stager, recs[0].withdraws, reason=reason).records, ()
+    raise PlanError(f"no command plans a {kind} of {len(recs)} {'/'.join(sorted({r.op for r in recs}))} record(s)")
+
+
+def _rederive_redefine(stager: Stager, r: RegistryRecord) -> Sequence[RegistryRecord]:
+    """The redefine record the command would make for the change ``r`` states."""
+    new = r.definition
+    old = stager.memory.timeline().definition(r.name)
+    if r.op != "redefine" or new is None or old is None:
+        raise PlanError(f"{r.op} {r.name} is not a redefine of a registered predicate")
+    return stager.redefine(
+        r.name,
+        cardinality=new.cardinality,
+        add_excludes=[x for x in new.excludes if x not in old.excludes],
+        remove_excludes=[x for x in old.excludes if x not in new.excludes],
+        historical=new.historical,
+        allowed=new.allowed if old.value_type == "enum" else None,
+        description=new.description,
+        retroactive=r.retroactive,
+        reason=r.reason,
+    ).records
+
+
+def _rederive_confirm(stager: Stager, plan: Plan) -> Sequence[Event]:
+    """The statements a confirm of the same conflict, keeping the same predicate, makes at the plan's instant."""
+    from .conflicts import confirm_evidence, confirm_plan, find_conflicts  # conflicts builds on the Stager
+
+    if plan.records or not plan.statements:
+        raise PlanError("a confirm plan holds one operator statement and its retractions, and no record")
+    first = plan.statements[0]
+    opening = confirm_evidence(stager.operator)
+    if first.evidence != opening and not first.evidence.startswith(opening + ": "):
+        raise PlanError(f"its statement does not say it was confirmed by its planner {stager.operator!r}")
+    reason = first.evidence[len(opening) + 2 :]
+    conflicts = [
+        c
+        for c in find_conflicts(stager.memory, first.subject, include_dismissed=True).conflicts
+        if c.subject == first.subject and c.belief(first.predicate) is not None
+    ]
+    made: Sequence[Event] = ()
+    for c in conflicts:
+        made = confirm_plan(stager, c, first.predicate, reason, at=first.observed_at).statements
+        if list(made) == list(plan.statements):
+            break
+    if not conflicts:
+        raise PlanError(f"no open conflict of {first.subject!r} holds {first.predicate}")
+    return made
+
+
 def apply(memory: Memory, plan: Plan, operator: str = "") -> dict[str, Any]:
-    """Append exactly the plan's events, and an ``applied`` record naming who applied it, in one transaction."""
+    """Append exactly the plan's events, and an ``applied`` record naming who applied it, in one transaction.
+
+    Who is named (docs/governance.md, "Who planned, who applied"): the plan's records name
+    its planner, as the plan file says (a plan file is not signed: that name is its
+    word); the ``applied`` record names the operator running apply, which the store
+    knows. The plan is first run again against the store now (``check_rederived``): a file
+    edited and resealed by hand is refused, whoever it names."""
     events = plan.events()
     if events and len(memory.store.events_by_id([e.id for e in events])) == len({e.id for e in events}):
         raise PlanError(f"plan {plan.id} is already applied: every one of its events is in the log")
+    applier = check_operator(operator) if operator else ""
     check_stale(memory, plan)
     check_plan(memory, plan)
+    check_rederived(Stager(memory, plan.collection, plan.operator), plan)
+    applier = applier or plan.operator
     tl = memory.timeline()
     at = max(memory.registry_instant(tl), plan.at + len(plan.records))
     applied = RegistryRecord(
         op="applied",
         name="",
         plan=plan.id,
-        operator=operator or plan.operator,
+        operator=applier,
         events=tuple(e.id for e in plan.statements),
     )
     position = memory.store.append([*events, applied.to_event(at)])
-    return {
-        "applied": plan.id,
-        "events": [e.id for e in events],
-        "position": position,
-        "applied_by": operator or plan.operator,
-    }
+    out = {"applied": plan.id, "events": [e.id for e in events], "position": position, "applied_by": applier}
+    if plan.operator != applier:
+        out["planned_by"] = plan.operator
+    return out
 
 
 def records_of_plan(memory: Memory, plan_id: str) -> list[tuple[int, RegistryRecord]]:

@@ -124,6 +124,14 @@ class Session:
         self.close()
 
 
+def open_existing(store_url: str | None) -> Backend:
+    """An existing store opened read-only, every collection of it (``verify --all``)."""
+    from recall_engine.storage import open_backend
+
+    _check_store_file(store_url)
+    return open_backend(store_url, read_only=True)
+
+
 def _check_store_file(store_url: str | None) -> None:
     """A read of a SQLite store file that does not exist is refused before SQLite creates it."""
     from recall_engine.storage.urls import parse_store_url

@@ -147,7 +147,8 @@ def import_file(
     on_validated: Callable[[int], None] | None = None,
 ) -> ImportResult:
     """Import a JSONL file (``-`` for standard input): validate every line, then append."""
-    admission = Admission(store.registry_events(), now=clock.now_ns())
+    now = clock.now_ns()
+    admission = Admission(store.registry_events(), now=now)
     if path == "-":
         events = list(_decode_all(sys.stdin, admission))
         total = len(events)
@@ -158,7 +159,9 @@ def import_file(
         total = validate_file(path, admission)
         if on_validated:
             on_validated(total)
-        source = _decode_all(_lines(path))
+        # read twice (validate all, then append): the second reading is admitted again, so a
+        # file changed in between cannot slip an unchecked line in (docs/records.md, "Admission")
+        source = _decode_all(_lines(path), Admission(store.registry_events(), now=now))
     if total == 0:
         return ImportResult(0, 0, 0)
     # no pair may end past the cap (it could no longer be read): refused before any row is written

@@ -9,8 +9,9 @@ and the reason, for ``recall-admin verify``.
 
 ``verify_log`` is that command's check of a live collection (docs/audit.md, "Verifying
 a live store"): every event decodes and its id matches its content, the collection's
-count matches the events its log holds, and the log digest, a running SHA-256 over the
-events in log order, matches a digest the operator kept (for the events it covered).
+count matches the events its log holds, the search indexes hold no row that matches no
+event of the log, and the log digest, a running SHA-256 over the events in log order,
+matches a digest the operator kept (for the events it covered).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import IncompleteHistory, InvalidEvent, InvalidInput, RecallError
@@ -100,6 +101,19 @@ def bad_events(store: Any) -> list[BadEvent]:
     return out
 
 
+def _registry_positions(store: Any, bad: list[BadEvent], touches: list[Any]) -> list[BadEvent]:
+    """Bad registry records with their positions: the registry's events are its touches, in log order."""
+    if all(b.position is not None or b.subject != REGISTRY_SUBJECT for b in bad):
+        return bad
+    try:
+        ids = [e.id for e in store.registry_events()]
+    except InvalidEvent:
+        return bad
+    at = [t.position for t in touches if t.subject == REGISTRY_SUBJECT and t.predicate == REGISTRY_PREDICATE]
+    where = dict(zip(ids, at, strict=False)) if len(ids) == len(at) else {}
+    return [replace(b, position=where.get(b.event_id)) if b.position is None else b for b in bad]
+
+
 # A log digest names how many events it covers: "recall-log-v1:<count>:<64 hex>".
 LOG_DIGEST = "recall-log-v1"
 _LOG_DIGEST = re.compile(rf"^{LOG_DIGEST}:([0-9]{{1,12}}):([0-9a-f]{{64}})$")
@@ -159,23 +173,30 @@ def verify_log(store: Any, kept: str = "") -> Verification:
     h = hashlib.sha256(field(LOG_DIGEST))
     n = 0
     at_kept = ""
+    read = 0
     bad: list[BadEvent] = []
     events = store.all_events(0)
     # the positions, read after the stream began: a prefix of them is the stream's
-    positions = [t.position for t in store.touched_since(0, limit=_ALL)]
+    touches = store.touched_since(0, limit=_ALL)
+    positions = [t.position for t in touches]
     try:
         for e in events:
             n += 1
+            at = positions[n - 1] if n <= len(positions) else None
             try:
                 check_id(e)
-            except InvalidEvent as err:
-                bad.append(BadEvent(e.id, e.subject, err.message, positions[n - 1] if n <= len(positions) else None))
+                if e.subject == REGISTRY_SUBJECT and e.predicate == REGISTRY_PREDICATE and not e.retraction:
+                    decode_record(e)  # a record the registry leaves out (readable_registry), with its position
+            except RecallError as err:
+                bad.append(BadEvent(e.id, e.subject, err.message, at))
             h.update(field(event_encoding_v4(e)))
             if want is not None and n == want[0]:
                 at_kept = h.hexdigest()
     except InvalidEvent:
         bad = [*bad, *(b for b in bad_events(store) if b.event_id not in {x.event_id for x in bad})]
         n, digest = -1, ""
+        read = len(positions)  # the rows the log holds; one of them does not decode
+        bad = _registry_positions(store, bad, touches)
     else:
         digest = f"{LOG_DIGEST}:{n}:{h.hexdigest()}"
     finally:
@@ -190,6 +211,10 @@ def verify_log(store: Any, kept: str = "") -> Verification:
             f"the collection's count says {counted} events but its log holds {n}: "
             "events were removed or added behind the engine's back"
         )
+    # the search indexes are derived from the log: rows that match no event are reported
+    index_problems = getattr(store, "index_problems", None)
+    if index_problems is not None:
+        problems.extend(index_problems())
     matches = None
     if want is not None:
         if n < 0:
@@ -205,5 +230,13 @@ def verify_log(store: Any, kept: str = "") -> Verification:
                     "events were changed since it was taken"
                 )
     return Verification(
-        store.collection, max(n, 0), counted, digest, tuple(bad), tuple(problems), kept.strip(), matches
+        store.collection, n if n >= 0 else read, counted, digest, tuple(bad), tuple(problems), kept.strip(), matches
     )
+
+
+def verify_collections(backend: Any) -> list[Verification]:
+    """``verify_log`` of every collection of a store, by name (``recall-admin verify --all``)."""
+    out = []
+    for name, _count in sorted(backend.collections()):
+        out.append(verify_log(backend.store(name, create=False)))
+    return out

@@ -304,3 +304,129 @@ def test_postgres_a_disabled_append_only_trigger_is_found_at_open(pg_db):
         assert {"collections_guard", "schema_meta_guard", "schema_meta_no_truncate"} <= names
         with pytest.raises(psycopg.errors.RaiseException, match="events are append-only"):
             admin.execute("UPDATE recall.collections SET events = 0")
+
+
+# --- bad rows got in anyway: reads go on, verify --all lists them (SQLite file access) ----------
+
+
+def _smuggle(path: str, rows: list[tuple[str, str, str, str]]) -> list[int]:
+    """Insert (id, subject, predicate, body) rows into the memories log as an attacker with the
+    file would: the insert guard dropped, the rows appended, the count raised, the guard put
+    back. Returns their positions."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    cid = conn.execute("SELECT id FROM collections WHERE name = 'memories'").fetchone()[0]
+    guard = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_no_replace'").fetchone()[0]
+    conn.execute("DROP TRIGGER events_no_replace")
+    out = []
+    for eid, subject, predicate, body in rows:
+        (top,) = conn.execute("SELECT max(position) FROM events").fetchone()
+        conn.execute(
+            "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
+            "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,0,?,?,?)",
+            (top + 1, cid, eid, subject, predicate, "s:x", T0 + 9, body, T0 + 9),
+        )
+        out.append(top + 1)
+    conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (len(rows), cid))
+    conn.execute(guard)
+    conn.close()
+    return out
+
+
+def test_bad_rows_inserted_behind_the_engine_leave_the_collection_readable(sqlite_url, tmp_path):
+    from recall_engine.records import REGISTRY_PREDICATE, REGISTRY_SUBJECT
+
+    seeded(sqlite_url)
+    with open_backend(sqlite_url) as b:  # a second collection, untouched
+        b.store("support").append([make_event("dave", "likes", "jam", T0)])
+    record = make_event(REGISTRY_SUBJECT, REGISTRY_PREDICATE, '{"op":"explode"}', T0 + 9)
+    positions = _smuggle(
+        sqlite_url.removeprefix("sqlite:///"),
+        [
+            (record.id, record.subject, record.predicate, json.dumps(record.to_json())),
+            ("m-" + "1" * 24, "mallory", "likes", "{not json"),
+        ],
+    )
+    # the other subject reads in full; the bad pair is refused alone, naming the event
+    code, doc = run(sqlite_url, "recall", "carol")
+    assert code == 0 and {b["value"] for b in doc["data"]["beliefs"]} == {"vim", "tea"}
+    code, doc = run(sqlite_url, "recall", "mallory")
+    assert code == 1 and doc["error"]["code"] == "invalid_event"
+    assert "m-111111111111111111111111" in doc["error"]["message"], doc
+    assert run(sqlite_url, "registry", "log")[0] == 0
+    # verify --all: the bad collection lists both, with positions; the other one verifies
+    r = CliRunner().invoke(app, ["--store", sqlite_url, "verify", "--all"])
+    assert r.exit_code == 1, r.stdout
+    assert "NOT verified  collection memories" in r.stdout and "verified  collection support" in r.stdout
+    assert "1 of 2 collection(s) do NOT verify: memories" in " ".join(r.stdout.split())
+    assert r.stderr.startswith("collection 'memories' does not verify: ")
+    code, doc = run(sqlite_url, "verify", "--all")
+    assert code == 1 and doc["ok"] is True and doc["data"]["valid"] is False
+    memories, support = doc["data"]["collections"]
+    assert (memories["collection"], support["collection"], support["valid"]) == ("memories", "support", True)
+    assert (memories["events"], memories["counted"], memories["digest"]) == (4, 4, "")
+    assert [(p["position"], p["event_id"], p["subject"]) for p in memories["problems"]] == [
+        (positions[0], record.id, "recall:registry"),
+        (positions[1], "m-" + "1" * 24, "mallory"),
+    ]
+    assert memories["problems"][0]["reason"] == f"registry event {record.id!r} names no usable predicate"
+    assert memories["problems"][1]["reason"].startswith(
+        "stored event 'm-111111111111111111111111' in collection 'memories' does not decode: its JSON is malformed"
+    )
+
+
+def test_verify_all_and_digest_do_not_mix(sqlite_url):
+    seeded(sqlite_url)
+    code, doc = run(sqlite_url, "verify", "--all", "--digest", "recall-log-v1:1:" + "0" * 64)
+    assert code == 1 and doc["error"] == {
+        "code": "invalid_input",
+        "message": "--digest covers one collection's log: give it with --collection, not --all",
+    }
+
+
+def test_verify_finds_search_index_rows_that_match_no_event(sqlite_url):
+    """The FTS5 and vector tables are derived indexes; rows smuggled into them are reported."""
+    seeded(sqlite_url)
+    assert run(sqlite_url, "verify")[0] == 0
+    conn = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    cid = conn.execute("SELECT id FROM collections WHERE name = 'memories'").fetchone()[0]
+    conn.execute(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (999, 'free money')")
+    first = conn.execute("SELECT min(position) FROM events").fetchone()[0]
+    conn.execute(
+        f"INSERT OR REPLACE INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, 1, x'00')", (first,)
+    )
+    conn.close()
+    code, doc = run(sqlite_url, "verify")
+    assert code == 1
+    reasons = [p["reason"] for p in doc["data"]["problems"]]
+    assert reasons == [
+        f"1 row(s) of the vector index (event_vectors_{cid}) match no event of the log",
+        f"1 row(s) of the text index (event_text_{cid}) match no event of the log",
+    ]
+
+
+def test_postgres_verify_finds_vector_rows_that_match_no_event(pg_db):
+    """recall.event_meanings is derived from the log: a row smuggled in for another instant is reported."""
+    seeded(pg_db)
+    assert run(pg_db, "verify")[0] == 0
+    with psycopg.connect(pg_db, autocommit=True) as conn:
+        cid, position = conn.execute(
+            "SELECT collection_id, min(position) FROM recall.events GROUP BY collection_id"
+        ).fetchone()
+        schema = conn.execute(
+            "SELECT n.nspname FROM pg_extension x JOIN pg_namespace n ON n.oid = x.extnamespace "
+            "WHERE x.extname = 'vector'"
+        ).fetchone()[0]
+        vec = "[" + ",".join(["0.1"] * 384) + "]"
+        conn.execute(
+            f"INSERT INTO recall.event_meanings (position, collection_id, observed_at, vec) "
+            f"VALUES (%s, %s, 1, %s::{schema}.vector)",
+            (position, cid, vec),
+        )
+    code, doc = run(pg_db, "verify")
+    assert code == 1
+    assert [p["reason"] for p in doc["data"]["problems"]] == [
+        "1 row(s) of the vector index (recall.event_meanings) match no event of the log"
+    ]
+    code, doc = run(pg_db, "verify", "--all")
+    assert code == 1 and doc["data"]["valid"] is False
+    assert [(c["collection"], c["valid"]) for c in doc["data"]["collections"]] == [("memories", False)]

@@ -71,3 +71,15 @@ def render_verification(con: Console, data: dict[str, Any]) -> None:
         con.print(
             txt("Keep the log digest elsewhere; `verify --digest D` later shows whether those events changed.", "dim")
         )
+
+
+def render_verifications(con: Console, data: dict[str, Any]) -> None:
+    """``verify --all``: each collection's report, then the count of those that do not verify."""
+    for v in data["collections"]:
+        render_verification(con, v)
+    bad = [v["collection"] for v in data["collections"] if not v["valid"]]
+    n = len(data["collections"])
+    if bad:
+        con.print(txt(f"{len(bad)} of {n} collection(s) do NOT verify: {', '.join(bad)}", "bold red"))
+    else:
+        con.print(txt(f"all {n} collection(s) verified", "bold green"))

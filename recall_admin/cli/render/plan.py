@@ -284,10 +284,21 @@ def preview_group(data: Mapping[str, Any]) -> Group:
 def render_applied(data: Mapping[str, Any]) -> Text:
     """What apply appended: ``Applied plan-…: N event(s), log now at position P``."""
     events = data.get("events", [])
-    return txt(
+    out = txt(
         f"Applied {data.get('applied', '?')}: {len(events)} event(s) appended, log now at position {data.get('position', '?')}",
         "bold green",
     )
+    if data.get("planned_by"):
+        # the planner's name comes from the plan file, which is not signed (docs/governance.md)
+        out.append("\n")
+        out.append_text(
+            txt(
+                f"Its records name {data['planned_by']!r} as planner (the plan file says so; it is not signed); "
+                f"the log records that {data.get('applied_by')!r} applied it.",
+                "yellow",
+            )
+        )
+    return out
 
 
 # --- the CLI's renderers (the Renderer signature) -----------------------------------

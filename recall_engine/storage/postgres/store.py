@@ -655,3 +655,19 @@ class PostgresStore(MeaningsMixin, Store):
             rows = [(*r[:5], 1.0 - float(r[5])) for r in rows]
         events = self._decode(r[:5] for r in rows)
         return [Hit(ev, float(r[5])) for ev, r in zip(events, rows, strict=False)]
+
+    def index_problems(self) -> list[str]:
+        """Rows of the collection's vectors (``recall.event_meanings``) that do not agree with
+        its log (``verify``; docs/storage.md, "Search indexes"). The text index is a column
+        of the events themselves, under their append-only guard: nothing to compare."""
+        if not self.backend.has_meanings:
+            return []
+        with self.backend.connection("checking the search indexes") as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM recall.event_meanings m LEFT JOIN recall.events e "
+                "ON e.position = m.position AND e.collection_id = m.collection_id "
+                "WHERE m.collection_id = %s AND (e.position IS NULL OR e.observed_at != m.observed_at)",
+                (self.cid,),
+            ).fetchone()
+        n = int(row[0]) if row else 0
+        return [f"{n} row(s) of the vector index (recall.event_meanings) match no event of the log"] if n else []

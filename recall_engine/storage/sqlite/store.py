@@ -584,3 +584,28 @@ class SQLiteStore(SearchMixin, Store):
             .fetchall()
         )
         return {p: int(n) for p, n in rows}
+
+    def index_problems(self) -> list[str]:
+        """Rows of the collection's search indexes that do not agree with its log (``verify``).
+
+        The FTS5 index and the vectors are derived from the events (docs/storage.md,
+        "Search indexes"): SQLite allows no trigger on a virtual table, and a vector row
+        may be replaced with INSERT OR REPLACE, so verify reads them against the log."""
+        conn, cid = self._conn(), self.cid
+        out = []
+        (stray,) = conn.execute(
+            f"SELECT count(*) FROM event_vectors_{cid} v LEFT JOIN events e "
+            "ON e.position = v.position AND e.collection_id = ? "
+            "WHERE e.position IS NULL OR e.observed_at != v.observed_at",
+            (cid,),
+        ).fetchone()
+        if stray:
+            out.append(f"{stray} row(s) of the vector index (event_vectors_{cid}) match no event of the log")
+        (text,) = conn.execute(
+            f"SELECT count(*) FROM event_text_{cid} t "
+            "WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.position = t.rowid AND e.collection_id = ?)",
+            (cid,),
+        ).fetchone()
+        if text:
+            out.append(f"{text} row(s) of the text index (event_text_{cid}) match no event of the log")
+        return out
