@@ -196,7 +196,7 @@ class MainScreen(AppNode, Screen[None]):
             "explain": "#explain-scroll",
             "diff": "#diff-table",
             "registry": "#predicates-table",
-            "plan": "#plan-changes",
+            "plan": "#plan-body",  # the preview scrolls as one: summary, notes, changes
         }.get(name)
         if name == "queues":
             inner = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")

@@ -222,7 +222,8 @@ class PlanTray(ServiceCalls, Vertical):
         if s.stale:
             return f"[red]stale plan: {title}[/red]{more}"
         if s.preview is not None:
-            return f"[b]plan:[/b] {title} ({s.preview.impact.answers_changed} answer(s) change){more}"
+            # the count first: a narrow top bar cuts the end of the line
+            return f"[b]plan[/b] ({s.preview.impact.answers_changed} answer(s) change): {title}{more}"
         return f"plan: {title}{more}"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -248,7 +249,8 @@ class PlanTray(ServiceCalls, Vertical):
 
     def _list(self) -> None:
         tray = self.query_one("#plan-list", DataTable)
-        tray.display = len(self.entries) > 1
+        # listed when there is a choice, and after an apply (the plan now selected is not on show)
+        tray.display = len(self.entries) > 1 or bool(self.entries and self.applied is not None)
         tray.clear()
         for s in self.entries:
             tray.add_row(str(s.key), Text(fmt.clip(s.recipe.title, 60)), s.state, key=str(s.key))
@@ -263,9 +265,19 @@ class PlanTray(ServiceCalls, Vertical):
         if (
             event.data_table.has_focus
             and 0 <= event.cursor_row < len(self.entries)
-            and self.entries[event.cursor_row] is not self.selected
+            and (self.entries[event.cursor_row] is not self.selected or self.applied is not None)
         ):
-            self.selected = self.entries[event.cursor_row]
+            self.selected, self.applied = self.entries[event.cursor_row], None
+            self._show_selected()
+            self._buttons()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a listed plan shows it (also the one left selected after an apply)."""
+        if event.data_table.id != "plan-list":
+            return
+        event.stop()
+        if 0 <= event.cursor_row < len(self.entries):
+            self.selected, self.applied = self.entries[event.cursor_row], None
             self._show_selected()
             self._buttons()
 
@@ -432,6 +444,9 @@ class PlanTray(ServiceCalls, Vertical):
         ops = render_plan.ops_lines(plan)
         if ops:
             parts.append(Text("Appends:\n" + "\n".join(f"  + {fmt.text(line)}" for line in ops), style="green"))
+        predicates = render_plan.predicates_text(plan.get("details", {}))  # a registry load, name by name
+        if predicates is not None:
+            parts.append(Text("Predicates:", style="bold") + Text("\n") + predicates)
         conflicts = render_plan.conflicts_text(imp)
         if conflicts is not None:
             parts.append(Text("Conflicts:", style="bold") + Text("\n") + conflicts)
@@ -557,7 +572,7 @@ class PlanTray(ServiceCalls, Vertical):
             s.compare_at = at
         else:
             s.known_at, s.answered = at, None
-        self.query_one("#plan-changes", DataTable).focus()  # the tray's keys answer again
+        self.query_one("#plan-body").focus()  # the tray's keys answer again
         if s.preview is None:
             return
         if what == "known at" and at is not None:  # the preview stands: only read what was answered then
@@ -697,7 +712,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.app.ask(
             FormScreen(
                 "Save the plan to a file",
-                [Field("path", "file", value=f"{plan.id}.json", placeholder="a path for the JSON plan")],
+                [Field("path", "file", value=f"{plan.id}.json", placeholder="a path for the JSON plan", required=True)],
                 submit="Save",
                 note="The same format as the CLI's --plan-out.",
             ),
@@ -716,7 +731,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.app.ask(
             FormScreen(
                 "Open a plan file",
-                [Field("path", "file", placeholder="a plan written with --plan-out or Save")],
+                [Field("path", "file", placeholder="a plan written with --plan-out or Save", required=True)],
                 submit="Preview",
                 note="The plan is previewed here; Apply writes it as written.",
             ),

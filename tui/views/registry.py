@@ -49,8 +49,13 @@ def load_registry(memory: Any) -> dict[str, Any]:
 
 
 def lint_findings(memory: Any) -> list[dict[str, Any]]:
-    """The registry lint service's findings."""
-    return [f.to_json() for f in lint(memory)]
+    """The registry lint service's findings; a near duplicate also says which name to merge into (and why),
+    by the rule the vocabulary's suggestions follow."""
+    out = [f.to_json() for f in lint(memory)]
+    for f in out:
+        if f["code"] == "near_duplicate":
+            f["into"], f["why"] = vocab_svc.merge_direction(memory, f["names"])
+    return out
 
 
 def _ns(text: str | None) -> int | None:
@@ -239,6 +244,8 @@ class RegistryView(ServiceCalls, Vertical):
         t.append("  " + fmt.text(", ".join(f.get("names", []))) + "\n", style="magenta")
         t.append(fmt.text(f.get("detail", "")))
         if f.get("code") == "near_duplicate":
+            if f.get("why"):
+                t.append(f"\nsuggested: merge into {fmt.text(f['into'])}, as {fmt.text(f['why'])}", style="green")
             t.append("\nx: stage the merge, or record that they never merge", style="cyan")
         elif f.get("code") == "note_like_predicate":
             t.append("\nThe notes are in Queues › Notes (6): promote them there (p, o or r).", style="cyan")
@@ -447,7 +454,7 @@ class RegistryView(ServiceCalls, Vertical):
 
     def action_define(self) -> None:
         fields = [
-            Field("name", "name (snake_case)", placeholder="the new predicate's name"),
+            Field("name", "name (snake_case)", placeholder="the new predicate's name", required=True),
             Field("cardinality", "cardinality", "select", "single", tuple((c, c) for c in CARDINALITIES)),
             Field("value_type", "value type", "select", "string", tuple((t, t) for t in VALUE_TYPES)),
             Field("description", "description", placeholder="what it records"),
@@ -487,6 +494,7 @@ class RegistryView(ServiceCalls, Vertical):
                 "registry",
                 "a starter or a registry file",
                 placeholder="starter name or path to a YAML file",
+                required=True,
                 help=f"starters: {starters}",
             ),
             Field("reason", "reason", placeholder="why, for the registry log"),
@@ -524,6 +532,8 @@ class RegistryView(ServiceCalls, Vertical):
             self.app.notify("Highlight a near-duplicate finding in Lint, then press x.", severity="warning")
             return
         a, b = f["names"][0], f["names"][1]
+        if f.get("into") == b:  # the suggested direction first
+            a, b = b, a
         fields = [
             Field(
                 "choice",
@@ -553,7 +563,8 @@ class RegistryView(ServiceCalls, Vertical):
                 )
             )
 
-        self.app.ask(FormScreen("Act on a lint finding", fields, note=fmt.text(f.get("detail", ""))), done)
+        why = f"; suggested: merge into {f['into']}, as {f['why']}" if f.get("why") else ""
+        self.app.ask(FormScreen("Act on a lint finding", fields, note=fmt.text(f.get("detail", "") + why)), done)
 
     def _never(self, a: str, b: str) -> None:
         def done(yes: bool | None) -> None:

@@ -66,6 +66,9 @@ def ops_lines(plan: Mapping[str, Any]) -> list[str]:
             out.append(f"merge {name} into {op.get('into', '?')}")
         elif kind == "promote":
             out.append(f"promote {len(op.get('notes', []))} note(s) into {name}")
+        elif kind == "withdraw":
+            events = len(op.get("events", []))
+            out.append(f"withdraw plan {op.get('withdraws', '?')}" + (f" and its {events} event(s)" if events else ""))
         elif kind == "vocabulary":
             out.append("open the vocabulary" if op.get("open") else "close the vocabulary")
         else:
