@@ -177,6 +177,7 @@ class PlanTray(ServiceCalls, Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#plan-progress-row").display = False
+        self.query_one("#plan-bar").display = self.query_one("#plan-buttons").display = False
         self.query_one("#plan-problem").display = False
         self.query_one("#plan-list").display = False
 
@@ -240,6 +241,8 @@ class PlanTray(ServiceCalls, Vertical):
     def _buttons(self) -> None:
         ro = self.app.read_only
         s = self.selected
+        for bar in ("#plan-bar", "#plan-buttons"):  # nothing to compare or act on without a plan
+            self.query_one(bar).display = s is not None
         self.query_one("#plan-apply", Button).disabled = ro or not (s and s.preview and not s.stale and not s.busy)
         self.query_one("#plan-discard", Button).disabled = s is None or s.busy
         self.query_one("#plan-replan", Button).disabled = s is None or s.busy or not s.recipe.replannable
@@ -380,7 +383,9 @@ class PlanTray(ServiceCalls, Vertical):
         ro = Text(f"\n{READ_ONLY}", style="bold yellow") if self.app.read_only else Text("")
         if s is None:
             title.update(
-                "No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan file (O)."
+                "Nothing can be staged: the store is open read-only."
+                if self.app.read_only
+                else "No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan file (O)."
             )
             summary.update(ro)
             self._changes([])

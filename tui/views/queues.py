@@ -111,7 +111,7 @@ class ConflictsView(Queue):
             else f"{listing.dismissed} dismissed (t lists them)"
         )
         self.query_one("#conflicts-title", Label).update(
-            f"Conflicts — {open_} open in {len(listing.groups)} group(s), {hidden}"
+            f"Conflicts — {open_} open in {len({c.group for c in self.items if not c.dismissed})} group(s), {hidden}"
         )
         self._detail()
 
