@@ -280,12 +280,19 @@ def test_revert_an_applied_plan_from_the_registry_log(make_app: Any) -> None:
             index = next(i for i, c in enumerate(view.changes) if c["name"] == "to_revert")
             view.query_one("#registry-log", DataTable).move_cursor(row=index)
             await pilot.press("u")
+            await submit_form(pilot, reason="defined by mistake")
             await wait_for(
                 pilot,
                 lambda: tray.entries and not tray.busy and (tray.preview or tray.selected.error),
                 what="the revert's preview",
             )
-            assert tray.recipe.title.startswith("revert plan-")
+            assert tray.recipe.title.startswith("revert plan-") and tray.selected.error is None
+            assert "to_revert" in app.memory.timeline().predicates()
+            await confirm_apply(pilot)
+            await wait_for(pilot, lambda: not tray.entries, what="the revert's apply")
+            assert "to_revert" not in app.memory.timeline().predicates()
+            withdraw = [r.record for r in app.memory.timeline().log if r.record.op == "withdraw"]
+            assert [(w.reason, w.operator) for w in withdraw] == [("defined by mistake", "tester")]
 
     run(scenario())
 
@@ -323,6 +330,7 @@ def test_load_a_starter_previewed_name_by_name_applied_then_reverted(make_app: A
             assert plan_id == loaded
             view.query_one("#registry-log", DataTable).move_cursor(row=index)
             await pilot.press("u")
+            await submit_form(pilot, reason="not yet")
             await staged(pilot)
             assert tray.recipe.title.startswith(f"revert {plan_id}")
             await idle(pilot)

@@ -523,7 +523,23 @@ class RegistryView(ServiceCalls, Vertical):
             )
             return
         plan_id = c["plan"]
-        self.post_message(StagePlan(Recipe(f"revert {plan_id}", lambda st: revert(st, plan_id), "registry")))
+
+        def done(v: dict[str, Any] | None) -> None:
+            if v is not None:
+                reason = v.get("reason", "")
+                self.post_message(
+                    StagePlan(Recipe(f"revert {plan_id}", lambda st: revert(st, plan_id, reason=reason), "registry"))
+                )
+
+        self.app.ask(
+            FormScreen(
+                f"Revert {plan_id}",
+                [Field("reason", "reason (recorded on the withdraw record)", placeholder="why, for the registry log")],
+                note=f"Stages the plan that takes back every record and statement of {plan_id}, e.g. "
+                f"{fmt.text(c['op'])} {fmt.text(c['name'])}: {fmt.clip(c['summary'], 80)}. It is previewed first.",
+            ),
+            done,
+        )
 
     def action_fix(self) -> None:
         f = self.current_finding if self._active_tab == "reg-lint" else None
