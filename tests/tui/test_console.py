@@ -293,6 +293,17 @@ def test_revert_an_applied_plan_from_the_registry_log(make_app: Any) -> None:
             assert "to_revert" not in app.memory.timeline().predicates()
             withdraw = [r.record for r in app.memory.timeline().log if r.record.op == "withdraw"]
             assert [(w.reason, w.operator) for w in withdraw] == [("defined by mistake", "tester")]
+            # the log entry says who planned, who applied and what withdrew it
+            view = await registry(pilot)
+            await pilot.press("greater_than_sign")
+            await wait_for(pilot, lambda: any(c.get("withdrawn_by") for c in view.changes), what="the re-read log")
+            index = next(
+                i for i, c in enumerate(view.changes) if c["name"] == "to_revert" and c["op"] in ("define", "declare")
+            )
+            view.query_one("#registry-log", DataTable).move_cursor(row=index)
+            await idle(pilot)
+            detail = str(view.query_one("#log-detail").content)
+            assert "planned by tester" in detail and "applied by tester" in detail and "withdrawn by plan-" in detail
 
     run(scenario())
 

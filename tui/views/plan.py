@@ -484,6 +484,8 @@ class PlanTray(ServiceCalls, Vertical):
         kept = sum(1 for c, t in zip(rows, then, strict=True) if t is not None and same(t, self._compared(s, c)[0]))
         about = f" about {fmt.instant(s.compare_at)}" if s.compare_at is not None else ""
         line = Text(f"Answered by a read at {fmt.instant(s.known_at)}{about}: ", style="bold cyan")
+        if not rows:
+            return line.append("the plan changes no pair, so there is nothing to compare.")
         line.append(
             f"{back} of {len(rows)} changed pair(s) answered then what they answer after the plan; "
             f"{kept} answered then what they answer before it."

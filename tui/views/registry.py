@@ -261,10 +261,17 @@ class RegistryView(ServiceCalls, Vertical):
         t.append(f"{c['op']} {fmt.text(c['name'])}", style="bold")
         t.append(f"  at {fmt.instant(_ns(c['at']))}\n", style="dim")
         t.append(fmt.text(c["summary"]) + "\n")
-        t.append("applied by ", style="dim")
+        # the record's operator planned it; the plan's `applied` record names who applied it
+        t.append("planned by ", style="dim")
         t.append(fmt.text(c.get("operator") or "— (written by an agent or the engine)"))
+        if c.get("applied_by") and c.get("op") != "applied":
+            t.append("   applied by ", style="dim")
+            t.append(fmt.text(c["applied_by"]))
         t.append("   plan ", style="dim")
         t.append(fmt.text(c.get("plan") or "—"))
+        if c.get("withdrawn_by"):
+            t.append("\nwithdrawn by ", style="red")
+            t.append(fmt.text(c["withdrawn_by"]), style="red")
         t.append("\nwhy: ", style="dim")
         t.append(fmt.text(c.get("reason") or "— (no reason recorded)"))
         if c.get("plan"):

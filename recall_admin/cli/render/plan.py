@@ -101,7 +101,8 @@ def _field_text(v: Any) -> str:
 def predicates_text(details: Mapping[str, Any]) -> Text | None:
     """A registry load, predicate by predicate: new, changed (each field before → after), unchanged."""
     preds = details.get("predicates")
-    if not isinstance(preds, list) or not preds:
+    # other plans' details name predicates too (an exclude: a list of names); only a load has entries
+    if not isinstance(preds, list) or not preds or not all(isinstance(p, Mapping) for p in preds):
         return None
     out = Text()
     same = [p.get("name", "") for p in preds if p.get("status") == "unchanged"]
