@@ -295,6 +295,11 @@ def direction(names: Sequence[str], facts: dict[str, tuple[bool, int, int]]) -> 
     return best, why
 
 
+def merge_direction(memory: Memory, names: Sequence[str]) -> tuple[str, str]:
+    """The name a merge of ``names`` goes into, and why: the rule ``suggest`` follows (lint findings too)."""
+    return direction(names, _facts(memory.timeline(), memory.store.predicate_counts()))
+
+
 def suggest(memory: Memory, threshold: float | None = None, *, include_never: bool = False) -> list[Cluster]:
     """Clusters of near-duplicate predicates, each with its suggested merge, best first."""
     tl = memory.timeline()

@@ -326,6 +326,14 @@ ACTIONS: tuple[Action, ...] = (
     Action("plan", "compare_as_of", "Compare answers as of…", "Preview also compares the answers at an instant", "c"),
     Action(
         "plan",
+        "compare_known_at",
+        "Compare with what was answered at…",
+        "Beside each change, what a read at a known-at instant answered (only what was recorded by then)",
+        "k",
+        words="known-at answered then given said compare",
+    ),
+    Action(
+        "plan",
         "save",
         "Save the plan to a file",
         "Write the previewed plan as JSON (the CLI's --plan-out format)",
@@ -370,6 +378,7 @@ def _short(a: Action) -> str:
         "show_view('queues')": "Queues",
         "show_view('plan')": "Plan",
         "focus_search": "Search",
+        "compare_known_at": "Answered at",
         "help": "Help",
         "open_history": "History",
         "explain": "Explain",

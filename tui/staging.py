@@ -23,15 +23,14 @@ class Recipe:
 
 
 def registry_load(name_or_path: str, reason: str = "") -> Recipe:
-    """Declaring what a starter or a registry file changes, with the services ``registry load`` calls."""
-    from recall_admin.registry_sync import combine, plan_declarations
+    """Declaring what a starter or a registry file changes, with the service ``registry load`` calls (its
+    details list every predicate of the file: new, changed field by field, or unchanged)."""
+    from recall_admin.registry_sync import load_plan
     from recall_engine.registry_files import load_starter
 
     def build(st: Stager) -> Plan:
-        rf = load_starter(name_or_path)
-        definitions, _notes = combine([rf])
-        records = plan_declarations(st.memory.timeline(), definitions, st.operator)
-        return st.registry_records(records, f"load registry {rf.name}", reason=reason)
+        plan, _notes = load_plan(st, load_starter(name_or_path), reason=reason)
+        return plan
 
     return Recipe(f"load registry {name_or_path}", build, "registry")
 

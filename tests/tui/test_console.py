@@ -29,6 +29,17 @@ async def confirm_apply(pilot: Any) -> None:
     await pilot.press("y")
 
 
+def summary_text(tray: Any) -> str:
+    """The plan tray's whole summary as plain text (the screen shows only what fits)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(tray.query_one("#plan-summary").content)
+    return console.export_text()
+
+
 async def registry(pilot: Any) -> Any:
     await pilot.press("5")
     view = pilot.app.main.view("registry")
@@ -176,13 +187,15 @@ def test_a_lint_finding_stages_the_merge_it_suggests_and_the_merged_name_reads_a
             await idle(pilot)
             detail = str(view.query_one("#lint-detail").render())
             assert "editor_preference and prefers_editor look like one predicate" in detail
+            assert "suggested: merge into prefers_editor, as prefers_editor is declared in a registry file" in detail
             await pilot.press("x")
             await submit_form(pilot, reason="one predicate")
             tray = await staged(pilot)
-            assert tray.recipe.title == "merge prefers_editor into editor_preference"
+            # the suggested direction: into the name declared in a registry file
+            assert tray.recipe.title == "merge editor_preference into prefers_editor"
             table = app.main.query_one("#plan-changes", DataTable)
             cells = [str(c) for r in range(table.row_count) for c in table.get_row_at(r)]
-            assert "read as editor_preference" in cells
+            assert "read as prefers_editor" in cells
 
     run(scenario())
 
@@ -267,12 +280,93 @@ def test_revert_an_applied_plan_from_the_registry_log(make_app: Any) -> None:
             index = next(i for i, c in enumerate(view.changes) if c["name"] == "to_revert")
             view.query_one("#registry-log", DataTable).move_cursor(row=index)
             await pilot.press("u")
+            await submit_form(pilot, reason="defined by mistake")
             await wait_for(
                 pilot,
                 lambda: tray.entries and not tray.busy and (tray.preview or tray.selected.error),
                 what="the revert's preview",
             )
-            assert tray.recipe.title.startswith("revert plan-")
+            assert tray.recipe.title.startswith("revert plan-") and tray.selected.error is None
+            assert "to_revert" in app.memory.timeline().predicates()
+            await confirm_apply(pilot)
+            await wait_for(pilot, lambda: not tray.entries, what="the revert's apply")
+            assert "to_revert" not in app.memory.timeline().predicates()
+            withdraw = [r.record for r in app.memory.timeline().log if r.record.op == "withdraw"]
+            assert [(w.reason, w.operator) for w in withdraw] == [("defined by mistake", "tester")]
+            # the log entry says who planned, who applied and what withdrew it
+            view = await registry(pilot)
+            await pilot.press("greater_than_sign")
+            await wait_for(pilot, lambda: any(c.get("withdrawn_by") for c in view.changes), what="the re-read log")
+            index = next(
+                i for i, c in enumerate(view.changes) if c["name"] == "to_revert" and c["op"] in ("define", "declare")
+            )
+            view.query_one("#registry-log", DataTable).move_cursor(row=index)
+            await idle(pilot)
+            detail = str(view.query_one("#log-detail").content)
+            assert "planned by tester" in detail and "applied by tester" in detail and "withdrawn by plan-" in detail
+
+    run(scenario())
+
+
+def test_load_a_starter_previewed_name_by_name_applied_then_reverted(make_app: Any) -> None:
+    """The whole registry round trip in the console: load the sales starter (l), read its preview
+    predicate by predicate, apply it, then revert its plan from the registry log (u) and apply that."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            memory = app.memory
+            before = set(memory.timeline().predicates())
+            await registry(pilot)
+            await pilot.press("l")
+            await submit_form(pilot, registry="sales", reason="the sales team joins")
+            tray = await staged(pilot)
+            assert tray.recipe.title == "load registry sales"
+            status = {p["name"]: p["status"] for p in tray.preview.plan.details["predicates"]}
+            new = {n for n, st in status.items() if st == "new"}
+            assert new and new.isdisjoint(before) and "unchanged" in status.values()  # every name of the file
+            await idle(pilot)
+            text = summary_text(tray)
+            assert "Predicates:" in text and f"+ {sorted(new)[0]}: new" in text
+            await confirm_apply(pilot)
+            await wait_for(pilot, lambda: not tray.entries, what="the apply")
+            loaded = tray.applied["applied"]
+            assert new <= set(memory.timeline().predicates())
+            view = await registry(pilot)
+            await pilot.press("greater_than_sign")
+            await wait_for(pilot, lambda: any(c["name"] in new for c in view.changes), what="the log")
+            index = next(i for i, c in enumerate(view.changes) if c["name"] in new)
+            plan_id = view.changes[index]["plan"]
+            assert plan_id == loaded
+            view.query_one("#registry-log", DataTable).move_cursor(row=index)
+            await pilot.press("u")
+            await submit_form(pilot, reason="not yet")
+            await staged(pilot)
+            assert tray.recipe.title.startswith(f"revert {plan_id}")
+            await idle(pilot)
+            assert f"withdraw plan {plan_id}" in summary_text(tray)  # what it appends, in words
+            await confirm_apply(pilot)
+            await wait_for(pilot, lambda: not tray.entries, what="the revert's apply")
+            assert set(memory.timeline().predicates()) == before
+
+    run(scenario())
+
+
+def test_a_form_with_a_blank_required_field_stays_open_and_says_so(make_app: Any) -> None:
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await registry(pilot)
+            await pilot.press("d")
+            await submit_form(pilot, name="", reason="no name given")
+            await wait_for(pilot, lambda: app._notifications, what="the warning")
+            assert isinstance(app.screen, FormScreen) and app.focused.id == "f-name"
+            assert "Fill in “name (snake_case)” first." in [n.message for n in app._notifications]
+            await pilot.press("escape")
+            await idle(pilot)
+            assert app.main.view("plan").entries == [] and app.errors == []
 
     run(scenario())
 

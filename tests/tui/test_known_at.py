@@ -11,7 +11,7 @@ from recall_engine.instants import format_rfc3339, parse_instant
 from recall_engine.memory import Memory
 from recall_engine.storage import open_backend
 
-from .conftest import SIZE, ready, run, wait_for
+from .conftest import SIZE, ready, run, screen_text, wait_for
 from .test_flows import choose_pair
 
 PORTO_SAID = parse_instant("2026-05-15T09:00:00Z")
@@ -113,5 +113,60 @@ def test_diff_compares_as_known_at_the_known_at_instant(make_app: Any, corrected
             assert want != memory.diff(start, end, "user")  # the correction changes the answer
             await wait_for(pilot, lambda: diff.changes == want, what="the known-at diff")
             assert "known at" in str(diff.query_one("#diff-summary").render())
+
+    run(scenario())
+
+
+def test_plan_preview_compares_with_what_was_answered_at_a_known_at_instant(make_app: Any, corrected: int) -> None:
+    """A redefine previewed as of June 1st, beside what a read known at ``corrected`` answered about June
+    1st: Berlin then (the backdated Porto was not recorded yet), Porto before the plan now."""
+    from textual.widgets import DataTable
+
+    from .test_flows import staged, submit_form
+
+    june = parse_instant("2026-06-01")
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await pilot.press("5")
+            registry = app.main.view("registry")
+            await wait_for(pilot, lambda: registry.predicates, what="the predicates")
+            index = next(i for i, p in enumerate(registry.predicates) if p["name"] == "lives_in")
+            app.main.query_one("#predicates-table", DataTable).move_cursor(row=index)
+            await pilot.press("e")
+            await submit_form(pilot, cardinality="multi", retroactive=True)
+            tray = await staged(pilot)
+            await pilot.press("c", *"2026-06-01", "enter")
+            await wait_for(pilot, lambda: tray.compare_at == june and tray.preview.impact.changes[0].before_as_of)
+            await pilot.press("k")
+            assert app.focused.id == "plan-known-at"
+            await pilot.press(*"not a time", "enter")  # refused with the parser's words; nothing read
+            await wait_for(pilot, lambda: app.errors, what="the error")
+            assert "known at" in app.errors[-1][1] and tray.known_at is None and tray.selected.answered is None
+            app.focused.value = ""
+            await pilot.press(*format_rfc3339(corrected), "enter")
+            await wait_for(pilot, lambda: tray.selected.answered is not None, what="the answers given then")
+            assert tray.known_at == corrected
+            memory = Memory(app.memory.store)
+            then = [b.value for b in memory.read_pair("user", "lives_in", june, known_at=corrected)]
+            now = [b.value for b in memory.read_pair("user", "lives_in", june)]
+            assert (then, now) == (["Berlin"], ["Porto"])  # the two axes disagree about June 1st
+            assert tray.selected.answered[("user", "lives_in")] == then
+            table = tray.query_one("#plan-changes", DataTable)
+            labels = [str(c.label) for c in table.columns.values()]
+            column = next(i for i, label in enumerate(labels) if label.startswith("answered at"))
+            row = next(i for i in range(table.row_count) if [str(x) for x in table.get_row_at(i)[:2]] == [
+                "user", "lives_in"
+            ])  # fmt: skip
+            assert str(table.get_row_at(row)[column]).startswith("Berlin")
+            await pilot.pause()
+            summary = " ".join(screen_text(app).split())
+            assert f"Answered by a read at {format_rfc3339(corrected)[:19].replace('T', ' ')} UTC" in summary
+            # a re-plan keeps the comparison: the new preview comes with the answers given then
+            await pilot.press("R")
+            await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the re-plan")
+            assert tray.selected.answered[("user", "lives_in")] == then
 
     run(scenario())

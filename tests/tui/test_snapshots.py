@@ -31,7 +31,7 @@ async def plan_preview(pilot: Any) -> None:
     await pilot.press("m")
     await submit_form(pilot, reason="same predicate")
     await staged(pilot)
-    await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "plan-changes", what="focus")
+    await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "plan-body", what="focus")
     await idle(pilot)
 
 

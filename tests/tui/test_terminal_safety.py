@@ -36,5 +36,27 @@ def test_every_view_escapes_control_characters(make_app: Any) -> None:
             await pilot.press("2")
             await idle(pilot)
             assert "\\x1b]0;PWNED" in app.export_screenshot()
+            # a plan over the pair: its changes, and what a read known at now answered, escaped too
+            from recall_tui.messages import StagePlan
+            from recall_tui.staging import Recipe
+
+            other = "single" if m.timeline().definition("likes").cardinality != "single" else "multi"
+            app.main.post_message(
+                StagePlan(
+                    Recipe("redefine likes", lambda st: st.redefine("likes", cardinality=other, retroactive=True))
+                )
+            )
+            tray = app.main.view("plan")
+            await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the preview")
+            assert any(c.subject == "user" and c.predicate == "likes" for c in tray.preview.impact.changes)
+            recorded = max(e.recorded_at for e in m.store.all_events())
+            from recall_engine.instants import format_rfc3339
+
+            await pilot.press("k", *format_rfc3339(recorded), "enter")
+            await wait_for(pilot, lambda: tray.selected.answered, what="the answers given then")
+            assert any(TITLE in (v or []) for v in tray.selected.answered.values())
+            await idle(pilot)
+            shot = app.export_screenshot()
+            assert not [c for c in ("\x1b", "\x07", "\u009b") if c in shot] and "\\x1b]0;PWNED" in shot
 
     run(scenario())

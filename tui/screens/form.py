@@ -33,6 +33,7 @@ class Field:
     options: tuple[tuple[str, Any], ...] = ()  # (label, value) for a select
     placeholder: str = ""
     help: str = ""
+    required: bool = False  # a text field that must not be left blank: Stage says so and stays open
 
 
 class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
@@ -127,7 +128,15 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
             self.dismiss(None)
 
     def action_submit(self) -> None:
-        self.dismiss(self.values())
+        values = self.values()
+        missing = next((f for f in self.fields if f.required and not values.get(f.name)), None)
+        if missing is not None:
+            self.app.notify(
+                f"Fill in “{missing.label}” first.", title="nothing staged", severity="warning", markup=False
+            )
+            self.set_focus(self.query_one(f"#f-{missing.name}"))
+            return
+        self.dismiss(values)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -65,7 +65,7 @@ class MainScreen(AppNode, Screen[None]):
             yield Input(placeholder="blank: now (a)", id="as-of", compact=True)
             # shown once used (K): history, explain and diff answer as a read then did
             yield Label("known at", id="known-at-label", classes="bar-label")
-            yield Input(placeholder="blank: everything (K)", id="known-at", compact=True)
+            yield Input(placeholder="blank: now (K)", id="known-at", compact=True)
             yield Label("no plan staged", id="plan-badge")
         with Horizontal(id="body"):
             yield SubjectList(id="sidebar")
@@ -196,7 +196,7 @@ class MainScreen(AppNode, Screen[None]):
             "explain": "#explain-scroll",
             "diff": "#diff-table",
             "registry": "#predicates-table",
-            "plan": "#plan-changes",
+            "plan": "#plan-body",  # the preview scrolls as one: summary, notes, changes
         }.get(name)
         if name == "queues":
             inner = self.query_one("#queue-tabs", TabbedContent).active.removeprefix("q-")

@@ -105,10 +105,15 @@ class PairsView(ServiceCalls, Vertical):
         keep = self.sel.predicate if subject == self.subject else None
         self.subject, self.rows = subject, rows
         table.clear()
+        # the answer column takes what the other columns leave (a hidden view measures the terminal)
+        names = max((len(fmt.text(r.predicate)) for r in rows), default=9)
+        counts = max((len(f"{r.events:,}") for r in rows), default=6)
+        room = (self.size.width or self.app.size.width) - names - max(counts, 6) - 2 - 10
+        width = max(20, min(60, room))
         for r in rows:
             table.add_row(
                 Text(fmt.text(r.predicate), style="dim" if not r.beliefs else ""),
-                Text(fmt.clip(fmt.values(r.values), 60), style="" if r.beliefs else "dim"),
+                Text(fmt.clip(fmt.values(r.values), width), style="" if r.beliefs else "dim"),
                 Text(marks(r), style="bold cyan"),
                 f"{r.events:,}",
                 key=r.predicate,

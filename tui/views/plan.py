@@ -7,6 +7,11 @@ is applied on its own: apply asks first, then calls ``governance.apply`` with
 exactly the previewed plan. A stale plan is refused by the service; the tray shows
 why and offers to plan again. A plan can be saved to a file and a saved plan file
 staged (the CLI's ``--plan-out`` format, ``recall_admin.plans``).
+
+Beside the preview's before → after, the tray can show what each changed pair was
+*answered* at a chosen known-at instant (a read then, with only what the store had
+recorded by then; docs/history-diff-explain.md, "Two time axes"), so an operator sees
+whether the plan brings an answer back to what was said then.
 """
 
 from __future__ import annotations
@@ -29,9 +34,10 @@ from recall_admin import governance
 from recall_admin.cli.render import plan as render_plan
 from recall_admin.governance import Preview, Stager
 from recall_admin.plans import write_plan
-from recall_engine.errors import StalePlan
+from recall_engine.errors import RecallError, StalePlan
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
+from recall_engine.values import value_key
 
 from .. import format as fmt
 from ..actions import bindings
@@ -55,15 +61,35 @@ class PreviewProgress(Message):
         self.total = total
 
 
+# per changed pair: the values answered then (None: the name was no predicate then)
+Answered = dict[tuple[str, str], list[Any] | None]
+
+
+def answered_then(memory: Memory, pv: Preview, known_at: int, as_of: int | None) -> Answered:
+    """What each changed pair of a preview was answered by a read at ``known_at`` (about ``as_of``, or
+    about ``known_at`` itself): the engine's own known-at read. Runs in a worker thread."""
+    then = memory.known(known_at)
+    at = known_at if as_of is None else as_of
+    out: Answered = {}
+    for c in pv.impact.changes[:MAX_ROWS]:
+        try:
+            out[(c.subject, c.predicate)] = [b.value for b in then.read_pair(c.subject, c.predicate, at)]
+        except RecallError:  # the name was not a predicate then: nothing was answered under it
+            out[(c.subject, c.predicate)] = None
+    return out
+
+
 def plan_and_preview(
     memory: Memory,
     stager: Stager,
     recipe: Recipe | None,
     plan: Any,
     as_of: int | None,
+    known_at: int | None,
     report: Callable[[int, int], None],
-) -> Preview:
-    """Build the plan (unless given) and preview it. Runs in a worker thread."""
+) -> tuple[Preview, Answered | None]:
+    """Build the plan (unless given), preview it, and with ``known_at`` read what its pairs were answered
+    then. Runs in a worker thread."""
     if plan is None:
         assert recipe is not None
         plan = recipe.build(stager)
@@ -72,7 +98,12 @@ def plan_and_preview(
     report(0, total)
     pv = governance.preview(memory, plan, as_of=as_of, progress=lambda read: report(read, total))
     report(total, total)
-    return pv
+    return pv, (answered_then(memory, pv, known_at, as_of) if known_at is not None else None)
+
+
+def same(a: Any, b: Any) -> bool:
+    """Two answers hold the same values (in any order)."""
+    return {value_key(v) for v in a or ()} == {value_key(v) for v in b or ()}
 
 
 @dataclass
@@ -86,6 +117,8 @@ class Staged:
     busy: bool = False
     error: str | None = None
     compare_at: int | None = None
+    known_at: int | None = None  # compare with what was answered by a read at this instant
+    answered: Answered | None = None  # ... and what that read answered, per changed pair
     progress: tuple[int, int] = (0, 0)
 
     @property
@@ -130,6 +163,9 @@ class PlanTray(ServiceCalls, Vertical):
         with Horizontal(id="plan-bar", classes="bar"):
             yield Label("compare as of", classes="bar-label")
             yield Input(placeholder="a day or RFC3339 (c)", id="plan-as-of", compact=True)
+            yield Label("answered at", classes="bar-label")
+            yield Input(placeholder="a known-at day (k)", id="plan-known-at", compact=True)
+        with Horizontal(id="plan-buttons", classes="bar"):
             yield Button("Apply (A)", id="plan-apply", variant="error", compact=True, disabled=True)
             yield Button("Discard (D)", id="plan-discard", compact=True, disabled=True)
             yield Button("Re-plan (R)", id="plan-replan", compact=True, disabled=True)
@@ -141,6 +177,7 @@ class PlanTray(ServiceCalls, Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#plan-progress-row").display = False
+        self.query_one("#plan-bar").display = self.query_one("#plan-buttons").display = False
         self.query_one("#plan-problem").display = False
         self.query_one("#plan-list").display = False
 
@@ -167,6 +204,10 @@ class PlanTray(ServiceCalls, Vertical):
         return self.selected.compare_at if self.selected else None
 
     @property
+    def known_at(self) -> int | None:
+        return self.selected.known_at if self.selected else None
+
+    @property
     def plan(self) -> Any:
         return self.preview.plan if self.preview else None
 
@@ -182,7 +223,8 @@ class PlanTray(ServiceCalls, Vertical):
         if s.stale:
             return f"[red]stale plan: {title}[/red]{more}"
         if s.preview is not None:
-            return f"[b]plan:[/b] {title} ({s.preview.impact.answers_changed} answer(s) change){more}"
+            # the count first: a narrow top bar cuts the end of the line
+            return f"[b]plan[/b] ({s.preview.impact.answers_changed} answer(s) change): {title}{more}"
         return f"plan: {title}{more}"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -192,13 +234,15 @@ class PlanTray(ServiceCalls, Vertical):
             return bool(self.preview and not self.stale and not self.busy)
         if action in ("discard", "replan"):
             return self.recipe is not None and not self.busy
-        if action in ("compare_as_of", "save"):
+        if action in ("compare_as_of", "compare_known_at", "save"):
             return self.preview is not None
         return True
 
     def _buttons(self) -> None:
         ro = self.app.read_only
         s = self.selected
+        for bar in ("#plan-bar", "#plan-buttons"):  # nothing to compare or act on without a plan
+            self.query_one(bar).display = s is not None
         self.query_one("#plan-apply", Button).disabled = ro or not (s and s.preview and not s.stale and not s.busy)
         self.query_one("#plan-discard", Button).disabled = s is None or s.busy
         self.query_one("#plan-replan", Button).disabled = s is None or s.busy or not s.recipe.replannable
@@ -208,7 +252,8 @@ class PlanTray(ServiceCalls, Vertical):
 
     def _list(self) -> None:
         tray = self.query_one("#plan-list", DataTable)
-        tray.display = len(self.entries) > 1
+        # listed when there is a choice, and after an apply (the plan now selected is not on show)
+        tray.display = len(self.entries) > 1 or bool(self.entries and self.applied is not None)
         tray.clear()
         for s in self.entries:
             tray.add_row(str(s.key), Text(fmt.clip(s.recipe.title, 60)), s.state, key=str(s.key))
@@ -223,9 +268,19 @@ class PlanTray(ServiceCalls, Vertical):
         if (
             event.data_table.has_focus
             and 0 <= event.cursor_row < len(self.entries)
-            and self.entries[event.cursor_row] is not self.selected
+            and (self.entries[event.cursor_row] is not self.selected or self.applied is not None)
         ):
-            self.selected = self.entries[event.cursor_row]
+            self.selected, self.applied = self.entries[event.cursor_row], None
+            self._show_selected()
+            self._buttons()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a listed plan shows it (also the one left selected after an apply)."""
+        if event.data_table.id != "plan-list":
+            return
+        event.stop()
+        if 0 <= event.cursor_row < len(self.entries):
+            self.selected, self.applied = self.entries[event.cursor_row], None
             self._show_selected()
             self._buttons()
 
@@ -273,8 +328,9 @@ class PlanTray(ServiceCalls, Vertical):
             s.recipe,
             plan,
             s.compare_at,
+            s.known_at,
             partial(self._report, s.key),
-            then=lambda pv: self._previewed(s, pv),
+            then=lambda result: self._previewed(s, *result),
             failed=lambda exc: self._failed(s, exc),
             group=f"preview-{s.key}",
         )
@@ -311,8 +367,8 @@ class PlanTray(ServiceCalls, Vertical):
         self._show_selected()
         self._buttons()
 
-    def _previewed(self, s: Staged, pv: Preview) -> None:
-        s.busy, s.preview, s.stale, s.error = False, pv, None, None
+    def _previewed(self, s: Staged, pv: Preview, answered: Answered | None) -> None:
+        s.busy, s.preview, s.stale, s.error, s.answered = False, pv, None, None, answered
         self.previewed_at = time.monotonic()
         self._show_selected()
         self._buttons()
@@ -327,13 +383,16 @@ class PlanTray(ServiceCalls, Vertical):
         ro = Text(f"\n{READ_ONLY}", style="bold yellow") if self.app.read_only else Text("")
         if s is None:
             title.update(
-                "No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan file (O)."
+                "Nothing can be staged: the store is open read-only."
+                if self.app.read_only
+                else "No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan file (O)."
             )
             summary.update(ro)
             self._changes([])
             self._problem(None)
             return
         self.query_one("#plan-as-of", Input).value = fmt.instant(s.compare_at)[:19] if s.compare_at else ""
+        self.query_one("#plan-known-at", Input).value = fmt.instant(s.known_at)[:19] if s.known_at else ""
         name = fmt.esc(s.recipe.title)
         if s.busy:
             title.update(f"Planning [b]{name}[/b]… the console stays usable meanwhile")
@@ -370,7 +429,7 @@ class PlanTray(ServiceCalls, Vertical):
             title.update(f"Staged: [b]{fmt.esc(plan['title'])}[/b]   [dim]{fmt.esc(plan['id'])}[/dim]")
         summary.update(self._summary(s, data))
         merged = {op["name"]: op["into"] for op in plan.get("ops", []) if op.get("op") == "merge" and op.get("into")}
-        self._changes(data["impact"]["changes"], merged, s.compare_at)
+        self._changes(data["impact"]["changes"], merged, s)
 
     def _summary(self, s: Staged, data: dict[str, Any]) -> RenderableType:
         plan, imp = data["plan"], data["impact"]
@@ -385,9 +444,14 @@ class PlanTray(ServiceCalls, Vertical):
         if s.compare_at is not None:
             head.append(f" · comparing answers as of {fmt.instant(s.compare_at)} too", style="yellow")
         parts.append(head)
+        if s.known_at is not None and s.answered is not None:
+            parts.append(self._answered_line(s, imp["changes"]))
         ops = render_plan.ops_lines(plan)
         if ops:
             parts.append(Text("Appends:\n" + "\n".join(f"  + {fmt.text(line)}" for line in ops), style="green"))
+        predicates = render_plan.predicates_text(plan.get("details", {}))  # a registry load, name by name
+        if predicates is not None:
+            parts.append(Text("Predicates:", style="bold") + Text("\n") + predicates)
         conflicts = render_plan.conflicts_text(imp)
         if conflicts is not None:
             parts.append(Text("Conflicts:", style="bold") + Text("\n") + conflicts)
@@ -404,18 +468,46 @@ class PlanTray(ServiceCalls, Vertical):
             parts.append(Text(READ_ONLY, style="bold yellow"))
         return Group(*parts)
 
+    @staticmethod
+    def _compared(s: Staged, c: dict[str, Any]) -> tuple[Any, Any]:
+        """The before and after a known-at answer is compared with: as of the compare instant when set."""
+        if s.compare_at is not None:
+            return c.get("before_as_of", []), c.get("after_as_of", [])
+        return c.get("before", []), c.get("after", [])
+
+    def _answered_line(self, s: Staged, changes: list[dict[str, Any]]) -> Text:
+        """How the answers given at the known-at instant compare with the plan's before and after."""
+        assert s.known_at is not None and s.answered is not None
+        rows = [c for c in changes[:MAX_ROWS] if (c["subject"], c["predicate"]) in s.answered]
+        then = [s.answered[(c["subject"], c["predicate"])] for c in rows]
+        back = sum(1 for c, t in zip(rows, then, strict=True) if t is not None and same(t, self._compared(s, c)[1]))
+        kept = sum(1 for c, t in zip(rows, then, strict=True) if t is not None and same(t, self._compared(s, c)[0]))
+        about = f" about {fmt.instant(s.compare_at)}" if s.compare_at is not None else ""
+        line = Text(f"Answered by a read at {fmt.instant(s.known_at)}{about}: ", style="bold cyan")
+        if not rows:
+            return line.append("the plan changes no pair, so there is nothing to compare.")
+        line.append(
+            f"{back} of {len(rows)} changed pair(s) answered then what they answer after the plan; "
+            f"{kept} answered then what they answer before it."
+        )
+        return line
+
     def _changes(
-        self, changes: list[dict[str, Any]], merged: dict[str, str] | None = None, compare_at: int | None = None
+        self, changes: list[dict[str, Any]], merged: dict[str, str] | None = None, s: Staged | None = None
     ) -> None:
         table = self.query_one("#plan-changes", DataTable)
         table.clear(columns=True)
         if not changes:
             return
         merged = merged or {}
+        compare_at = s.compare_at if s else None
         as_of = compare_at is not None
+        answered = s.answered if s and s.known_at is not None else None
         cols = ["subject", "predicate", "before", "", "after"]
         if as_of:
             cols.append(f"as of {fmt.day(compare_at)} (UTC): before → after")
+        if answered is not None and s is not None:
+            cols.append(f"answered at {fmt.day(s.known_at)} (UTC)")
         cols.append("history")
         for name in cols:
             table.add_column(name)
@@ -438,8 +530,24 @@ class PlanTray(ServiceCalls, Vertical):
                     f"{fmt.clip(fmt.values(ba), 20)} {'=' if fmt.values(ba) == fmt.values(aa) else '→'} "
                     f"{fmt.clip(fmt.values(aa), 20)}"
                 )
+            if answered is not None and s is not None:
+                row.append(
+                    self._answered_cell(answered.get((c["subject"], c["predicate"]), None), *self._compared(s, c))
+                )
             row.append(Text("changes", style="yellow") if c.get("history_changed") else Text("same", style="dim"))
             table.add_row(*fmt.cells(*row))
+
+    @staticmethod
+    def _answered_cell(then: list[Any] | None, before: Any, after: Any) -> Text:
+        """What was answered then, marked with the side of the plan it agrees with."""
+        if then is None:
+            return Text("not a predicate then", style="dim")
+        cell = Text(fmt.clip(fmt.values(then), 22), style="cyan")
+        if same(then, after) and not same(then, before):
+            cell.append("  = after", style="green")
+        elif same(then, before) and not same(then, after):
+            cell.append("  = before", style="dim")
+        return cell
 
     # --- actions -------------------------------------------------------------------
 
@@ -454,23 +562,57 @@ class PlanTray(ServiceCalls, Vertical):
             action()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "plan-as-of":
+        if event.input.id not in ("plan-as-of", "plan-known-at"):
             return
         event.stop()
         s = self.selected
         if s is None:
             return
         raw = event.value.strip()
+        what = "as of" if event.input.id == "plan-as-of" else "known at"
         try:
-            s.compare_at = parse_instant(raw, what="as of") if raw else None
-        except Exception as exc:
+            at = parse_instant(raw, what=what) if raw else None
+        except RecallError as exc:
             self.app.report_error(exc)
             return
-        if s.preview is not None:
+        if what == "as of":
+            s.compare_at = at
+        else:
+            s.known_at, s.answered = at, None
+        self.query_one("#plan-body").focus()  # the tray's keys answer again
+        if s.preview is None:
+            return
+        if what == "known at" and at is not None:  # the preview stands: only read what was answered then
+            self.call_service(
+                answered_then,
+                self.app.memory,
+                s.preview,
+                at,
+                s.compare_at,
+                then=partial(self._answered, s, at),
+                group=f"answered-{s.key}",
+            )
+        elif what == "known at":
+            self._show_selected()
+        else:
             self._run(s, rebuild=False)
+
+    def _answered(self, s: Staged, known_at: int, answered: Answered) -> None:
+        if s.known_at != known_at:  # asked again meanwhile: that read will report
+            return
+        s.answered = answered
+        if s is self.selected:
+            self._show_selected()
 
     def action_compare_as_of(self) -> None:
         self.query_one("#plan-as-of", Input).focus()
+
+    def action_compare_known_at(self) -> None:
+        """Focus "answered at"; it starts from the top bar's known-at instant when one is set."""
+        box = self.query_one("#plan-known-at", Input)
+        if not box.value and self.app.known_at is not None:
+            box.value = fmt.instant(self.app.known_at)[:19]
+        box.focus()
 
     def action_apply(self) -> None:
         s = self.selected
@@ -577,7 +719,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.app.ask(
             FormScreen(
                 "Save the plan to a file",
-                [Field("path", "file", value=f"{plan.id}.json", placeholder="a path for the JSON plan")],
+                [Field("path", "file", value=f"{plan.id}.json", placeholder="a path for the JSON plan", required=True)],
                 submit="Save",
                 note="The same format as the CLI's --plan-out.",
             ),
@@ -596,7 +738,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.app.ask(
             FormScreen(
                 "Open a plan file",
-                [Field("path", "file", placeholder="a plan written with --plan-out or Save")],
+                [Field("path", "file", placeholder="a plan written with --plan-out or Save", required=True)],
                 submit="Preview",
                 note="The plan is previewed here; Apply writes it as written.",
             ),

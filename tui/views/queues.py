@@ -111,7 +111,7 @@ class ConflictsView(Queue):
             else f"{listing.dismissed} dismissed (t lists them)"
         )
         self.query_one("#conflicts-title", Label).update(
-            f"Conflicts — {open_} open in {len(listing.groups)} group(s), {hidden}"
+            f"Conflicts — {open_} open in {len({c.group for c in self.items if not c.dismissed})} group(s), {hidden}"
         )
         self._detail()
 
@@ -533,6 +533,7 @@ class NotesView(Queue):
                 "match",
                 "notes matching (a regular expression)",
                 placeholder="the group named 'value' (or the first) is the value",
+                required=True,
             ),
             Field("subject", "only this subject's notes", placeholder="blank: every subject"),
         ]
@@ -558,6 +559,7 @@ class NotesView(Queue):
                 "promote into predicate",
                 value=predicate,
                 placeholder="an existing predicate, or a new one to define",
+                required=True,
             )
         ]
         fields += [

@@ -49,8 +49,13 @@ def load_registry(memory: Any) -> dict[str, Any]:
 
 
 def lint_findings(memory: Any) -> list[dict[str, Any]]:
-    """The registry lint service's findings."""
-    return [f.to_json() for f in lint(memory)]
+    """The registry lint service's findings; a near duplicate also says which name to merge into (and why),
+    by the rule the vocabulary's suggestions follow."""
+    out = [f.to_json() for f in lint(memory)]
+    for f in out:
+        if f["code"] == "near_duplicate":
+            f["into"], f["why"] = vocab_svc.merge_direction(memory, f["names"])
+    return out
 
 
 def _ns(text: str | None) -> int | None:
@@ -239,6 +244,8 @@ class RegistryView(ServiceCalls, Vertical):
         t.append("  " + fmt.text(", ".join(f.get("names", []))) + "\n", style="magenta")
         t.append(fmt.text(f.get("detail", "")))
         if f.get("code") == "near_duplicate":
+            if f.get("why"):
+                t.append(f"\nsuggested: merge into {fmt.text(f['into'])}, as {fmt.text(f['why'])}", style="green")
             t.append("\nx: stage the merge, or record that they never merge", style="cyan")
         elif f.get("code") == "note_like_predicate":
             t.append("\nThe notes are in Queues › Notes (6): promote them there (p, o or r).", style="cyan")
@@ -254,10 +261,17 @@ class RegistryView(ServiceCalls, Vertical):
         t.append(f"{c['op']} {fmt.text(c['name'])}", style="bold")
         t.append(f"  at {fmt.instant(_ns(c['at']))}\n", style="dim")
         t.append(fmt.text(c["summary"]) + "\n")
-        t.append("applied by ", style="dim")
+        # the record's operator planned it; the plan's `applied` record names who applied it
+        t.append("planned by ", style="dim")
         t.append(fmt.text(c.get("operator") or "— (written by an agent or the engine)"))
+        if c.get("applied_by") and c.get("op") != "applied":
+            t.append("   applied by ", style="dim")
+            t.append(fmt.text(c["applied_by"]))
         t.append("   plan ", style="dim")
         t.append(fmt.text(c.get("plan") or "—"))
+        if c.get("withdrawn_by"):
+            t.append("\nwithdrawn by ", style="red")
+            t.append(fmt.text(c["withdrawn_by"]), style="red")
         t.append("\nwhy: ", style="dim")
         t.append(fmt.text(c.get("reason") or "— (no reason recorded)"))
         if c.get("plan"):
@@ -447,7 +461,7 @@ class RegistryView(ServiceCalls, Vertical):
 
     def action_define(self) -> None:
         fields = [
-            Field("name", "name (snake_case)", placeholder="the new predicate's name"),
+            Field("name", "name (snake_case)", placeholder="the new predicate's name", required=True),
             Field("cardinality", "cardinality", "select", "single", tuple((c, c) for c in CARDINALITIES)),
             Field("value_type", "value type", "select", "string", tuple((t, t) for t in VALUE_TYPES)),
             Field("description", "description", placeholder="what it records"),
@@ -487,6 +501,7 @@ class RegistryView(ServiceCalls, Vertical):
                 "registry",
                 "a starter or a registry file",
                 placeholder="starter name or path to a YAML file",
+                required=True,
                 help=f"starters: {starters}",
             ),
             Field("reason", "reason", placeholder="why, for the registry log"),
@@ -515,7 +530,23 @@ class RegistryView(ServiceCalls, Vertical):
             )
             return
         plan_id = c["plan"]
-        self.post_message(StagePlan(Recipe(f"revert {plan_id}", lambda st: revert(st, plan_id), "registry")))
+
+        def done(v: dict[str, Any] | None) -> None:
+            if v is not None:
+                reason = v.get("reason", "")
+                self.post_message(
+                    StagePlan(Recipe(f"revert {plan_id}", lambda st: revert(st, plan_id, reason=reason), "registry"))
+                )
+
+        self.app.ask(
+            FormScreen(
+                f"Revert {plan_id}",
+                [Field("reason", "reason (recorded on the withdraw record)", placeholder="why, for the registry log")],
+                note=f"Stages the plan that takes back every record and statement of {plan_id}, e.g. "
+                f"{fmt.text(c['op'])} {fmt.text(c['name'])}: {fmt.clip(c['summary'], 80)}. It is previewed first.",
+            ),
+            done,
+        )
 
     def action_fix(self) -> None:
         f = self.current_finding if self._active_tab == "reg-lint" else None
@@ -524,6 +555,8 @@ class RegistryView(ServiceCalls, Vertical):
             self.app.notify("Highlight a near-duplicate finding in Lint, then press x.", severity="warning")
             return
         a, b = f["names"][0], f["names"][1]
+        if f.get("into") == b:  # the suggested direction first
+            a, b = b, a
         fields = [
             Field(
                 "choice",
@@ -553,7 +586,8 @@ class RegistryView(ServiceCalls, Vertical):
                 )
             )
 
-        self.app.ask(FormScreen("Act on a lint finding", fields, note=fmt.text(f.get("detail", ""))), done)
+        why = f"; suggested: merge into {f['into']}, as {f['why']}" if f.get("why") else ""
+        self.app.ask(FormScreen("Act on a lint finding", fields, note=fmt.text(f.get("detail", "") + why)), done)
 
     def _never(self, a: str, b: str) -> None:
         def done(yes: bool | None) -> None:

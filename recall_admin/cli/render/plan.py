@@ -66,6 +66,9 @@ def ops_lines(plan: Mapping[str, Any]) -> list[str]:
             out.append(f"merge {name} into {op.get('into', '?')}")
         elif kind == "promote":
             out.append(f"promote {len(op.get('notes', []))} note(s) into {name}")
+        elif kind == "withdraw":
+            events = len(op.get("events", []))
+            out.append(f"withdraw plan {op.get('withdraws', '?')}" + (f" and its {events} event(s)" if events else ""))
         elif kind == "vocabulary":
             out.append("open the vocabulary" if op.get("open") else "close the vocabulary")
         else:
@@ -98,7 +101,8 @@ def _field_text(v: Any) -> str:
 def predicates_text(details: Mapping[str, Any]) -> Text | None:
     """A registry load, predicate by predicate: new, changed (each field before → after), unchanged."""
     preds = details.get("predicates")
-    if not isinstance(preds, list) or not preds:
+    # other plans' details name predicates too (an exclude: a list of names); only a load has entries
+    if not isinstance(preds, list) or not preds or not all(isinstance(p, Mapping) for p in preds):
         return None
     out = Text()
     same = [p.get("name", "") for p in preds if p.get("status") == "unchanged"]
