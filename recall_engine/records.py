@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import InvalidEvent
@@ -134,23 +134,8 @@ def make_event(
     )
 
 
-_FIELDS = frozenset(
-    (
-        "id",
-        "kind",
-        "subject",
-        "predicate",
-        "value",
-        "confidence",
-        "source",
-        "retraction",
-        "observed_at",
-        "evidence",
-        "evidence_id",
-        "replaces",
-        "caused_by",
-    )
-)
+# the JSON form: every field but recorded_at, the store's metadata
+_FIELDS = frozenset(f.name for f in fields(Event)) - {"recorded_at"}
 
 
 _GOOD_NAMES: set[str] = set()
@@ -346,22 +331,7 @@ def decode_event(
 
 # Building an Event through its frozen __init__ costs twice what setting its slots does
 # (one object.__setattr__ call per field): decoding builds every event read from disk.
-_FIELD_ORDER = (
-    "id",
-    "kind",
-    "subject",
-    "predicate",
-    "value",
-    "confidence",
-    "source",
-    "retraction",
-    "observed_at",
-    "evidence",
-    "evidence_id",
-    "replaces",
-    "caused_by",
-    "recorded_at",
-)
+_FIELD_ORDER = tuple(f.name for f in fields(Event))
 (
     _set_id,
     _set_kind,
