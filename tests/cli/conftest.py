@@ -70,13 +70,19 @@ class Cli:
         return doc["error"]
 
 
-@pytest.fixture
-def cli(tmp_path, monkeypatch) -> Cli:
+def isolated_cli(url: str, tmp_path, monkeypatch) -> Cli:
+    """A ``Cli`` over ``url`` whose user data folder is in ``tmp_path`` and whose
+    environment names no store, collection or operator of the machine's."""
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
         monkeypatch.delenv(name, raising=False)
-    return Cli(f"sqlite:///{tmp_path / 'recall.db'}", CliRunner())
+    return Cli(url, CliRunner())
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch) -> Cli:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return isolated_cli(f"sqlite:///{tmp_path / 'recall.db'}", tmp_path, monkeypatch)
 
 
 @pytest.fixture

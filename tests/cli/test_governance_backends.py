@@ -7,18 +7,14 @@ answers read afterwards are the preview's "after".
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
 
-from .conftest import Cli
+from .conftest import Cli, isolated_cli
 from .test_governance import assert_applied_as_previewed, change, position, remember, values
 
 
 @pytest.fixture
 def store_cli(backend_url, tmp_path, monkeypatch) -> Cli:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    cli = Cli(backend_url, CliRunner())
+    cli = isolated_cli(backend_url, tmp_path, monkeypatch)
     cli.ok("init", "--registry", "coding", "--registry", "personal-assistant", "--open")
     remember(cli, "u1", "uses_technology", "Django", "2026-01-01")
     remember(cli, "u1", "uses_technology", "Redis", "2026-02-01")

@@ -8,20 +8,16 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from typer.testing import CliRunner
 
 from recall_admin.demo import build_demo
 from recall_engine.storage import open_backend
 
-from .conftest import Cli
+from .conftest import Cli, isolated_cli
 
 
 @pytest.fixture
 def any_cli(backend_url, tmp_path, monkeypatch) -> Cli:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    return Cli(backend_url, CliRunner())
+    return isolated_cli(backend_url, tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -17,16 +17,13 @@ from typer.testing import CliRunner
 from recall_admin.plans import plan_from_json
 from recall_engine.records import decode_event, make_event
 
-from .conftest import Cli
+from .conftest import Cli, isolated_cli
 from .test_governance import position, remember
 
 
 @pytest.fixture
 def store_cli(backend_url, tmp_path, monkeypatch) -> Cli:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    cli = Cli(backend_url, CliRunner())
+    cli = isolated_cli(backend_url, tmp_path, monkeypatch)
     cli.ok("--operator", "ana", "init", "--registry", "coding", "--registry", "personal-assistant")
     remember(cli, "u1", "likes", "coffee", "2026-01-01")
     remember(cli, "u1", "prefers_language", "coffee", "2026-01-02")

@@ -9,16 +9,13 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from .conftest import Cli
+from .conftest import Cli, isolated_cli
 from .test_governance import position, remember, values
 
 
 @pytest.fixture
 def store_cli(backend_url, tmp_path, monkeypatch) -> Cli:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    cli = Cli(backend_url, CliRunner())
+    cli = isolated_cli(backend_url, tmp_path, monkeypatch)
     cli.ok("--operator", "ana", "init", "--registry", "coding", "--registry", "personal-assistant")
     return cli
 

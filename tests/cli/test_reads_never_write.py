@@ -7,11 +7,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from typer.testing import CliRunner
 
 from recall_engine.storage import open_backend
 
-from .conftest import Cli
+from .conftest import Cli, isolated_cli
 
 READS = [
     ("recall", "user"),
@@ -38,10 +37,7 @@ READS = [
 
 @pytest.fixture
 def fresh(backend_url, tmp_path, monkeypatch) -> Cli:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    cli = Cli(backend_url, CliRunner())
+    cli = isolated_cli(backend_url, tmp_path, monkeypatch)
     cli.ok("init", "--registry", "personal-assistant")  # the store exists; only "memories" is in it
     return cli
 

@@ -11,19 +11,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 import recall_engine.memory as memory_module
 
-from .conftest import Cli
+from .conftest import Cli, isolated_cli
 
 
 @pytest.fixture
 def pa(backend_url, tmp_path, monkeypatch) -> Cli:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    cli = Cli(backend_url, CliRunner())
+    cli = isolated_cli(backend_url, tmp_path, monkeypatch)
     cli.ok("init", "--registry", "personal-assistant")
     return cli
 

@@ -11,19 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import Cli
+from tests.cli.conftest import Cli, isolated_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def cli(tmp_path, monkeypatch) -> Cli:
-    from typer.testing import CliRunner
-
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    return Cli(f"sqlite:///{tmp_path / 'recall.db'}", CliRunner())
+    return isolated_cli(f"sqlite:///{tmp_path / 'recall.db'}", tmp_path, monkeypatch)
 
 
 def test_a_password_without_its_at_sign_is_not_echoed(cli):

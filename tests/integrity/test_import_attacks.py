@@ -8,13 +8,12 @@ import dataclasses
 import json
 
 import pytest
-from typer.testing import CliRunner
 
 from recall_engine.audit import build_bundle, encode_bundle
 from recall_engine.instants import parse_instant
 from recall_engine.records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, make_event
 from recall_engine.registry import Definition, RegistryRecord
-from tests.cli.conftest import Cli
+from tests.cli.conftest import Cli, isolated_cli
 from tests.cli.test_governance import position
 
 DAY = parse_instant("2026-01-02")
@@ -22,10 +21,7 @@ DAY = parse_instant("2026-01-02")
 
 @pytest.fixture
 def cli(backend_url, tmp_path, monkeypatch) -> Cli:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
-    for name in ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR"):
-        monkeypatch.delenv(name, raising=False)
-    c = Cli(backend_url, CliRunner())
+    c = isolated_cli(backend_url, tmp_path, monkeypatch)
     c.ok("--operator", "ana", "init", "--registry", "personal-assistant")
     c.ok("remember", "carol", "likes", "tea", "--at", "2026-01-01")
     return c
