@@ -475,6 +475,26 @@ def preview(
     return Preview(plan, impact, risks)
 
 
+# per changed pair of a preview: the values a read answered then (None: no predicate then)
+Answered = dict[tuple[str, str], list[Any] | None]
+
+
+def answered_then(memory: Memory, pv: Preview, known_at: int, as_of: int | None, limit: int | None = None) -> Answered:
+    """What each changed pair of a preview (the first ``limit``) was answered by a read at
+    ``known_at``, about ``as_of`` or about ``known_at`` itself: the engine's own known-at read
+    (docs/history-diff-explain.md, "Two time axes"), so a reviewer sees whether a plan
+    brings an answer back to what was said then."""
+    then = memory.known(known_at)
+    at = known_at if as_of is None else as_of
+    out: Answered = {}
+    for c in pv.impact.changes[:limit]:
+        try:
+            out[(c.subject, c.predicate)] = [b.value for b in then.read_pair(c.subject, c.predicate, at)]
+        except RecallError:  # the name was not a predicate then: nothing was answered under it
+            out[(c.subject, c.predicate)] = None
+    return out
+
+
 def _statement_impact(subject, events, statements, preds, tl, now, as_of):
     """Statements change answers through the same timeline: compare without and with them."""
     from recall_engine.preview import PairImpact, answers_over_time, series_differ

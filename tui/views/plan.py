@@ -61,24 +61,6 @@ class PreviewProgress(Message):
         self.total = total
 
 
-# per changed pair: the values answered then (None: the name was no predicate then)
-Answered = dict[tuple[str, str], list[Any] | None]
-
-
-def answered_then(memory: Memory, pv: Preview, known_at: int, as_of: int | None) -> Answered:
-    """What each changed pair of a preview was answered by a read at ``known_at`` (about ``as_of``, or
-    about ``known_at`` itself): the engine's own known-at read. Runs in a worker thread."""
-    then = memory.known(known_at)
-    at = known_at if as_of is None else as_of
-    out: Answered = {}
-    for c in pv.impact.changes[:MAX_ROWS]:
-        try:
-            out[(c.subject, c.predicate)] = [b.value for b in then.read_pair(c.subject, c.predicate, at)]
-        except RecallError:  # the name was not a predicate then: nothing was answered under it
-            out[(c.subject, c.predicate)] = None
-    return out
-
-
 def plan_and_preview(
     memory: Memory,
     stager: Stager,
@@ -87,7 +69,7 @@ def plan_and_preview(
     as_of: int | None,
     known_at: int | None,
     report: Callable[[int, int], None],
-) -> tuple[Preview, Answered | None]:
+) -> tuple[Preview, governance.Answered | None]:
     """Build the plan (unless given), preview it, and with ``known_at`` read what its pairs were answered
     then. Runs in a worker thread."""
     if plan is None:
@@ -98,7 +80,7 @@ def plan_and_preview(
     report(0, total)
     pv = governance.preview(memory, plan, as_of=as_of, progress=lambda read: report(read, total))
     report(total, total)
-    return pv, (answered_then(memory, pv, known_at, as_of) if known_at is not None else None)
+    return pv, (governance.answered_then(memory, pv, known_at, as_of, limit=MAX_ROWS) if known_at is not None else None)
 
 
 def same(a: Any, b: Any) -> bool:
@@ -118,7 +100,7 @@ class Staged:
     error: str | None = None
     compare_at: int | None = None
     known_at: int | None = None  # compare with what was answered by a read at this instant
-    answered: Answered | None = None  # ... and what that read answered, per changed pair
+    answered: governance.Answered | None = None  # ... and what that read answered, per changed pair
     progress: tuple[int, int] = (0, 0)
 
     @property
@@ -367,7 +349,7 @@ class PlanTray(ServiceCalls, Vertical):
         self._show_selected()
         self._buttons()
 
-    def _previewed(self, s: Staged, pv: Preview, answered: Answered | None) -> None:
+    def _previewed(self, s: Staged, pv: Preview, answered: governance.Answered | None) -> None:
         s.busy, s.preview, s.stale, s.error, s.answered = False, pv, None, None, answered
         self.previewed_at = time.monotonic()
         self._show_selected()
@@ -584,7 +566,7 @@ class PlanTray(ServiceCalls, Vertical):
             return
         if what == "known at" and at is not None:  # the preview stands: only read what was answered then
             self.call_service(
-                answered_then,
+                partial(governance.answered_then, limit=MAX_ROWS),
                 self.app.memory,
                 s.preview,
                 at,
@@ -597,7 +579,7 @@ class PlanTray(ServiceCalls, Vertical):
         else:
             self._run(s, rebuild=False)
 
-    def _answered(self, s: Staged, known_at: int, answered: Answered) -> None:
+    def _answered(self, s: Staged, known_at: int, answered: governance.Answered) -> None:
         if s.known_at != known_at:  # asked again meanwhile: that read will report
             return
         s.answered = answered
