@@ -94,6 +94,11 @@ def test_exclude_previews_every_subject_then_settles_the_group(demo: Cli):
     )
     r = demo.run("conflicts", "exclude", gid, "--detailed-exitcode")
     assert r.exit_code == 2
+    # the human preview too: an exclude plan's details name its predicates as plain text
+    human = demo.run("conflicts", "exclude", gid, json_mode=False, env={"COLUMNS": "160"})
+    assert human.exit_code == 0, human.stderr
+    assert "internal_error" not in human.stdout + human.stderr and "Traceback" not in human.stdout
+    assert "redefine avoids" in human.stdout and "redefine likes" in human.stdout
     applied = demo.ok("--operator", "ana", "conflicts", "exclude", gid, "--apply")
     assert applied["applied"] == applied["plan"]["id"] and len(applied["events"]) == 2
     after = demo.ok("conflicts", "list")
