@@ -427,7 +427,7 @@ def exclude_plan(stager: Stager, conflicts: Sequence[Conflict], by: str | None =
         )
     title = "exclude: " + "; ".join(f"{a} excludes {', '.join(x)}" for a, x in added.items())
     subjects = sorted({c.subject for c in conflicts})
-    return stager._plan(
+    return stager.seal(
         "exclude",
         title,
         records,

@@ -68,7 +68,7 @@ class Stager:
         self.collection = collection
         self.operator = operator
 
-    def _plan(
+    def seal(
         self,
         kind: str,
         title: str,
@@ -167,7 +167,7 @@ class Stager:
             " (whole history)" if retroactive else " (from now on)" if now_only else ""
         )
         scope = {p, *d.excludes, *new.excludes}
-        return self._plan(
+        return self.seal(
             "redefine", title, [rec], scope, reason=reason, details={"from": d.to_json(), "to": new.to_json()}
         )
 
@@ -190,7 +190,7 @@ class Stager:
                 f'cannot merge: "{a}" stores {da.storage_class} values and "{b}" stores {db.storage_class} values'
             )
         rec = RegistryRecord(op="merge", name=a, into=b)
-        return self._plan(
+        return self.seal(
             "merge",
             f"merge {a} into {b}",
             [rec],
@@ -209,7 +209,7 @@ class Stager:
         assert base is not None
         d = replace(base, name=a, aliases=())
         rec = RegistryRecord(op="split", name=a, definition=d)
-        return self._plan("split", f"split {a} from {tl.canonical(a)}", [rec], {a, tl.canonical(a)}, reason=reason)
+        return self.seal("split", f"split {a} from {tl.canonical(a)}", [rec], {a, tl.canonical(a)}, reason=reason)
 
     def define(
         self,
@@ -242,7 +242,7 @@ class Stager:
         except RegistryError as exc:
             raise PlanError(str(exc)) from None
         rec = RegistryRecord(op="declare", name=n, definition=d)
-        return self._plan(
+        return self.seal(
             "define", f"define {n} ({cardinality}-valued {value_type})", [rec], {n, *d.excludes}, reason=reason
         )
 
@@ -300,7 +300,7 @@ class Stager:
                 + ("; ".join(r["error"] for r in results[:5]) or "no note matched")
             )
         records.append(RegistryRecord(op="promote", name=p, notes=tuple(parsed)))
-        return self._plan(
+        return self.seal(
             "promote",
             f"promote {len(parsed)} note(s) into {p}",
             records,
@@ -377,7 +377,7 @@ class Stager:
                     f"{r.definition.value_type or 'string'}-valued: the stored value class of a predicate never "
                     f"changes; define a new predicate (under another name) instead"
                 )
-        return self._plan("registry-load", title, records, {r.name for r in records}, reason=reason, details=details)
+        return self.seal("registry-load", title, records, {r.name for r in records}, reason=reason, details=details)
 
     def statements(
         self,
@@ -387,7 +387,7 @@ class Stager:
         scope: Iterable[str],
         details: dict[str, Any] | None = None,
     ) -> Plan:
-        return self._plan(kind, title, [], scope, statements=statements, details=details)
+        return self.seal(kind, title, [], scope, statements=statements, details=details)
 
 
 def load_details(tl: Timeline, definitions: dict[str, Definition]) -> list[dict[str, Any]]:
@@ -1140,7 +1140,7 @@ def revert(stager: Stager, plan_id: str, reason: str = "") -> Plan:
     title = f"revert {plan_id}: withdraw its {len(records)} registry record(s)" + (
         f" and {len(statements)} operator statement(s)" if statements else ""
     )
-    return stager._plan(
+    return stager.seal(
         "revert",
         title,
         [withdraw],

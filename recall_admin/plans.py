@@ -17,6 +17,7 @@ from recall_engine.records import Event, check_id, decode_event
 from recall_engine.registry import RegistryRecord, record_from_json
 from recall_engine.timeline import LoggedRecord
 
+from .display import visible
 from .files import write_whole
 
 PLAN_FORMAT = "recall-plan-v1"
@@ -134,6 +135,14 @@ def plan_from_json(raw: Any, source: str = "plan") -> Plan:
             f"{source} was changed after it was planned: its content does not match its id {raw.get('id')!r}"
         )
     return sealed
+
+
+def expect_plan(plan: Plan, expected: str, source: str) -> None:
+    """Refuse a plan other than the one a reviewer approved (``apply --expect-id``)."""
+    if plan.id != expected.strip():
+        raise PlanError(
+            f"{source} holds {plan.id}, not the plan you expected ({visible(expected.strip())}); nothing was applied"
+        )
 
 
 def write_plan(plan: Plan, path: str | Path) -> None:

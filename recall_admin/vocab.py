@@ -364,7 +364,7 @@ def merge_plan(stager: Stager, cluster: Cluster, into: str | None = None, reason
     records: list[RegistryRecord] = []
     for n in others:
         records.extend(stager.merge(n, target, reason=reason).records)
-    return stager._plan(
+    return stager.seal(
         "merge",
         f"merge {', '.join(others)} into {target}",
         records,

@@ -783,3 +783,16 @@ def test_human_preview_prints_data_that_looks_like_markup_as_written(coding):
     r = coding.run("promote", "prefers_shell", "--note", f"{n['event_id']}=fish", json_mode=False)
     assert r.exit_code == 0, r.stdout + r.stderr
     assert "I use fish as my [/i] shell" in r.stdout and "[b]u1" in r.stdout
+
+
+def test_apply_expect_id_pins_the_reviewed_plan(tech, tmp_path):
+    f = tmp_path / "plan.json"
+    reviewed = tech.ok("redefine", "uses_technology", "--cardinality", "single", "--plan-out", str(f))["plan"]["id"]
+    other = tmp_path / "other.json"
+    tech.ok("redefine", "uses_technology", "--historical", "--plan-out", str(other))
+    pos = position(tech)
+    err = tech.fail("apply", str(other), "--expect-id", reviewed)
+    assert err["code"] == "invalid_plan"
+    assert f"not the plan you expected ({reviewed}); nothing was applied" in err["message"]
+    assert position(tech) == pos
+    assert tech.ok("apply", str(f), "--expect-id", reviewed)["applied"] == reviewed

@@ -141,13 +141,23 @@ def register(app: typer.Typer) -> None:
     def apply_file(
         ctx: typer.Context,
         plan_file: Annotated[Path, typer.Argument(metavar="PLAN_FILE", help="A plan written with --plan-out.")],
+        expect_id: Annotated[
+            str | None,
+            typer.Option(
+                "--expect-id",
+                metavar="PLAN_ID",
+                help="Refuse the file unless it holds this plan (the id its preview showed).",
+            ),
+        ] = None,
     ) -> None:
         """Apply exactly the events of a saved plan; a stale or altered plan is refused."""
         from ... import governance
-        from ...plans import read_plan
+        from ...plans import expect_plan, read_plan
 
         st = state(ctx)
         plan = read_plan(plan_file)
+        if expect_id is not None:
+            expect_plan(plan, expect_id, f"plan file {str(plan_file)!r}")
         s = st.session(create=False)
         st.output.emit(governance.apply(s.memory, plan, s.operator), render_apply)
 
