@@ -369,51 +369,6 @@ def _headers(scope: dict[str, Any]) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
 
 
-class _OneSend:
-    """A connection's transport whose writes in one turn of the event loop leave in one send.
-
-    uvicorn writes a response's status line and headers, then its body: two sends, two
-    packets, two wake-ups of the client. Under load that cost more server CPU than the
-    HTTP parsing and routing together (benchmarks/bench_agents.py). Everything but
-    ``write`` and ``close`` is the socket transport's own."""
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        self._transport = transport
-        self._loop = loop
-        self._parts: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        if not self._parts:
-            self._loop.call_soon(self._flush)
-        self._parts.append(data)
-
-    def _flush(self) -> None:
-        parts, self._parts = self._parts, []
-        if parts and not self._transport.is_closing():
-            self._transport.write(b"".join(parts))
-
-    def close(self) -> None:
-        self._flush()
-        self._transport.close()
-
-    def get_write_buffer_size(self) -> int:
-        return self._transport.get_write_buffer_size() + sum(len(p) for p in self._parts)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._transport, name)
-
-
-def http_protocol() -> type:
-    """uvicorn's httptools protocol, over a ``_OneSend`` transport."""
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    class Protocol(HttpToolsProtocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(_OneSend(transport, self.loop))  # type: ignore[arg-type]
-
-    return Protocol
-
-
 def build_app(agents: Agents, *, host: str = "127.0.0.1") -> App:
     """The ASGI app `serve` runs."""
 

@@ -108,7 +108,7 @@ def serve(
     with _backend(state) as backend, single_server_lock(backend):
         import uvicorn  # the HTTP stack loads only once this process may serve
 
-        from ...agents.http import Agents, Limits, build_app, http_protocol
+        from ...agents.http import Agents, Limits, build_app
 
         agents = Agents(
             backend,
@@ -123,15 +123,7 @@ def serve(
         )
         try:
             # no access log: its line is built for every request, then dropped at "warning"
-            uvicorn.run(
-                app,
-                host=host,
-                port=port,
-                http=http_protocol(),
-                log_level="warning",
-                lifespan="on",
-                access_log=False,
-            )
+            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
         finally:
             agents.close()
 
