@@ -117,7 +117,7 @@ def stdio_remember(url: str, n: int) -> tuple[list[float], float | None, float]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    async def main() -> list[float]:
+    async def main() -> tuple[list[float], float | None, float]:
         params = StdioServerParameters(
             command=shutil.which("recall-admin") or "recall-admin", args=["--store", url, "mcp", "--write"], env=env()
         )
@@ -257,8 +257,8 @@ def run_load(procs: list[subprocess.Popen], ports: list[int], keys: list[str], p
         if p.exitcode != 0:
             raise SystemExit(f"a client process failed (exit {p.exitcode})")
     server: float | None = None
-    if all(x is not None for x in before + after):
-        server = sum(a - b for a, b in zip(after, before, strict=True)) * 1000 / n  # type: ignore[operator]
+    if None not in before + after:
+        server = sum(a - b for a, b in zip(after, before, strict=True) if a is not None and b is not None) * 1000 / n
     commits = sum(healthz(port)["writes"]["commits"] for port in ports)
     return Load(rate, server, client_cpu, commits)
 
