@@ -7,21 +7,28 @@ on a noisy machine:
   p50 per call minus the p50 of the engine's own remember in-process (target <= 5 ms);
   the engine is measured as plain ``Memory`` and as the servers' ``agent_memory`` (the
   same engine plus the writer record each agent write carries);
-- ``serve`` on SQLite, 8 concurrent clients (keep-alive connections) sending
-  ``POST /v1/remember``: remembers a second (target >= 500), how many commits they took
-  (group commit, docs/agents.md), and the same statements one by one in-process;
+- ``serve`` on SQLite, 8 concurrent clients sending ``POST /v1/remember``, as 8 agents
+  would: 8 processes of their own, each with a keep-alive connection to a real ``serve``
+  process: remembers a second (target >= 500), how many commits they took (group commit,
+  docs/agents.md), and the same statements one by one in-process;
 - ``recall`` of one pair over ``POST /v1/recall``: p50 and p95 (target p50 <= 5 ms), next
   to ``GET /healthz`` (the HTTP round trip with no engine work) and the engine's own read;
 - with ``--postgres``: the same 8 clients over two ``serve`` processes on one PostgreSQL
-  (the test suite's pip-installed server, which runs with fsync off).
+  (the test suite's pip-installed server, which runs with fsync off), and recalls;
+- last, one line per backend: server CPU per remember, the ceiling it implies,
+  remembers a second, recall p50.
 
 On a machine whose cores are busy, wall-clock figures mostly measure the scheduler
 (each call wakes two processes). So the CPU time each side spends is printed too: the
 server process's CPU per request (from /proc) against the engine's own CPU per call in
-one process. One server process spends one core at most, so 1000 / (server CPU ms per
-remember) is the most remembers a second it can take on a quiet machine.
+one process, and the 8 client processes' CPU beside it (on a 2-core machine, clients
+that cost more than the server take the core it would use). One server process spends
+one core at most, so 1000 / (server CPU ms per remember) is the most remembers a second
+it can take on a quiet machine. On PostgreSQL the server CPU is the two ``serve``
+processes' (not the database's).
 
     python benchmarks/bench_agents.py                      # 200 stdio calls, 8 x 100 served remembers
+    python benchmarks/bench_agents.py --calls 0 --postgres # serve only, both backends
     python benchmarks/bench_agents.py --calls 1000 --per-client 500 --recalls 1000 --postgres
 """
 
@@ -30,6 +37,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import shutil
 import socket
@@ -37,10 +45,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -109,7 +117,7 @@ def stdio_remember(url: str, n: int) -> tuple[list[float], float | None, float]:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    async def main() -> list[float]:
+    async def main() -> tuple[list[float], float | None, float]:
         params = StdioServerParameters(
             command=shutil.which("recall-admin") or "recall-admin", args=["--store", url, "mcp", "--write"], env=env()
         )
@@ -208,39 +216,65 @@ def statement(c: int, i: int) -> dict:
 class Load:
     rate: float  # remembers a second, all clients
     server_cpu: float | None  # CPU ms per remember, all server processes
-    client_cpu: float  # this process's CPU ms per remember (the 8 client threads)
+    client_cpu: float  # CPU ms per remember, all 8 client processes
     commits: int  # transactions the remembers took, all servers
 
 
-def run_load(procs: list[subprocess.Popen], ports: list[int], keys: list[str], per_client: int) -> Load:
-    def client(c: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", ports[c % len(ports)], timeout=120)
-        for i in range(per_client):
-            post(conn, keys[c], "remember", statement(c, i))
-        conn.close()
+def _client(port: int, key: str, c: int, per_client: int, ready: Any, go: Any, out: Any) -> None:
+    """One agent: its own process and keep-alive connection, remembers one after another."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    conn.connect()
+    ready.put(c)
+    go.wait()
+    cpu = time.process_time()
+    for i in range(per_client):
+        post(conn, key, "remember", statement(c, i))
+    out.put(time.process_time() - cpu)
+    conn.close()
 
-    threads = [threading.Thread(target=client, args=(c,)) for c in range(CLIENTS)]
+
+def run_load(procs: list[subprocess.Popen], ports: list[int], keys: list[str], per_client: int) -> Load:
+    """8 client processes (as 8 agents would be) against the servers, started together."""
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no state of this one
+    ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
+    clients = [
+        ctx.Process(target=_client, args=(ports[c % len(ports)], keys[c], c, per_client, ready, go, out))
+        for c in range(CLIENTS)
+    ]
+    for p in clients:
+        p.start()
+    for _ in clients:  # every client has started and connected
+        ready.get(timeout=120)
     n = CLIENTS * per_client
     before = [cpu_seconds(p.pid) for p in procs]
-    mine, t0 = time.process_time(), time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    t0 = time.perf_counter()
+    go.set()
+    client_cpu = sum(out.get(timeout=600) for _ in clients) * 1000 / n
     rate = n / (time.perf_counter() - t0)
-    client_cpu = (time.process_time() - mine) * 1000 / n
     after = [cpu_seconds(p.pid) for p in procs]
+    for p in clients:
+        p.join(timeout=60)
+        if p.exitcode != 0:
+            raise SystemExit(f"a client process failed (exit {p.exitcode})")
     server: float | None = None
-    if all(x is not None for x in before + after):
-        server = sum(a - b for a, b in zip(after, before, strict=True)) * 1000 / n  # type: ignore[operator]
+    if None not in before + after:
+        server = sum(a - b for a, b in zip(after, before, strict=True) if a is not None and b is not None) * 1000 / n
     commits = sum(healthz(port)["writes"]["commits"] for port in ports)
     return Load(rate, server, client_cpu, commits)
 
 
-def recall_and_healthz(port: int, key: str, n: int) -> tuple[list[float], list[float]]:
+@dataclass
+class Recalls:
+    wall: list[float]  # each recall's round trip
+    healthz: list[float]  # each GET /healthz, taken in turn with the recalls
+    server_cpu: float | None  # server CPU ms per recall + /healthz
+
+
+def recalls_and_healthz(proc: subprocess.Popen, port: int, key: str, n: int) -> Recalls:
     """Round trips of recall and of /healthz, taken in turn so both meet the same load."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     recalls, probes = [], []
+    before = cpu_seconds(proc.pid)
     for i in range(n):
         t = time.perf_counter()
         post(conn, key, "recall", {"subject": f"user-{i % 50}", "predicate": "uses_technology"})
@@ -252,34 +286,40 @@ def recall_and_healthz(port: int, key: str, n: int) -> tuple[list[float], list[f
         probes.append(time.perf_counter() - t)
         assert resp.status == 200
     conn.close()
-    return recalls, probes
+    return Recalls(recalls, probes, per_call_ms(before, cpu_seconds(proc.pid), n))
 
 
 @dataclass
 class Served:
     load: Load
-    recall_wall: list[float]
-    recall_cpu: float | None  # server CPU ms per recall and /healthz
-    healthz_wall: list[float]
-    alone_rate: float  # the same remembers, one process, no HTTP, one at a time
-    alone_cpu: float  # its CPU ms per remember
-    engine_recall: list[float]
-    engine_recall_cpu: float
+    recalls: Recalls
 
 
-def served_sqlite(folder: Path, per_client: int, recalls: int) -> Served:
-    url = f"sqlite:///{folder / 'served.db'}"
+def served(url: str, servers: int, per_client: int, recalls: int) -> Served:
+    """8 client processes over ``servers`` serve processes on one store, then recalls."""
     keys = make_keys(url)
-    proc, port = start_serve(url)
+    started = [start_serve(url) for _ in range(servers)]
     try:
-        load = run_load([proc], [port], keys, per_client)
-        before = cpu_seconds(proc.pid)
-        recall_wall, healthz_wall = recall_and_healthz(port, keys[0], recalls)
-        recall_cpu = per_call_ms(before, cpu_seconds(proc.pid), recalls)  # with as many /healthz
+        load = run_load([p for p, _ in started], [port for _, port in started], keys, per_client)
+        return Served(load, recalls_and_healthz(*started[0], keys[0], recalls))
     finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-    # the same statements, one process, no HTTP, one at a time: the engine alone (into fresh collections)
+        for p, _ in started:
+            p.terminate()
+        for p, _ in started:
+            p.wait(timeout=60)
+
+
+@dataclass
+class Engine:
+    alone_rate: float  # the served remembers, one process, no HTTP, one at a time
+    alone_cpu: float  # its CPU ms per remember
+    recall: list[float]
+    recall_cpu: float
+
+
+def engine_alone(url: str, per_client: int, recalls: int) -> Engine:
+    """The same statements, one process, no HTTP, one at a time (into fresh collections),
+    and the engine's own read of the pair a served recall reads."""
     with open_backend(url) as b:
         boxes = []
         for c in range(CLIENTS):
@@ -294,30 +334,20 @@ def served_sqlite(folder: Path, per_client: int, recalls: int) -> Served:
         alone_cpu = (time.process_time() - cpu) * 1000 / (CLIENTS * per_client)
     with open_backend(url) as b:
         m = Memory(b.store("bench.c0"))
-        engine_recall = []
+        out = []
         cpu = time.process_time()
         for i in range(recalls):
             t = time.perf_counter()
             m.read_pair(f"user-{i % 50}", "uses_technology")
-            engine_recall.append(time.perf_counter() - t)
-        engine_recall_cpu = (time.process_time() - cpu) * 1000 / recalls
-    return Served(load, recall_wall, recall_cpu, healthz_wall, alone, alone_cpu, engine_recall, engine_recall_cpu)
+            out.append(time.perf_counter() - t)
+        return Engine(alone, alone_cpu, out, (time.process_time() - cpu) * 1000 / recalls)
 
 
-def served_postgres(per_client: int) -> Load:
-    """8 clients over two `serve` processes on one PostgreSQL database."""
+def postgres_url() -> str:
+    """A fresh database on the test suite's pip-installed PostgreSQL (fsync off)."""
     from tests.pg_server import fresh_database, start_server
 
-    url = fresh_database(start_server(), f"bench_agents_{os.getpid()}")
-    keys = make_keys(url)
-    servers = [start_serve(url) for _ in range(2)]
-    try:
-        return run_load([p for p, _ in servers], [port for _, port in servers], keys, per_client)
-    finally:
-        for p, _ in servers:
-            p.terminate()
-        for p, _ in servers:
-            p.wait(timeout=60)
+    return fresh_database(start_server(), f"bench_agents_{os.getpid()}")
 
 
 def verdict(ok: bool) -> str:
@@ -328,24 +358,70 @@ def p95_ms(xs: list[float]) -> float:
     return sorted(xs)[int(len(xs) * 0.95)] * 1000
 
 
-def print_load(what: str, load: Load, n: int) -> None:
+def print_served(what: str, r: Served, n: int) -> None:
+    load, rec = r.load, r.recalls
     print(f"{what:<48}{load.rate:7.0f} remembers/s (target >= 500)  {verdict(load.rate >= 500)}")
     print(
-        f"  commits (group commit)                        {load.commits:7d} for {n} remembers ({n / max(load.commits, 1):.1f} a commit)"
+        f"  commits (group commit)                        {load.commits:7d} for {n} remembers"
+        f" ({n / max(load.commits, 1):.1f} a commit)"
     )
     if load.server_cpu is not None:
         ceiling = 1000 / load.server_cpu  # per server process, one core each
         print(
             f"  server CPU per remember                       {load.server_cpu:7.2f} ms"
-            f"  (the 8 clients: {load.client_cpu:.2f} ms)"
+            f"  (the 8 client processes: {load.client_cpu:.2f} ms)"
         )
         print(f"  one server process (one core) takes at most   {ceiling:7.0f} remembers/s  {verdict(ceiling >= 500)}")
+    rec50, hz50 = p50_ms(rec.wall), p50_ms(rec.healthz)
+    print(
+        f"  recall over /v1                           p50 {rec50:7.2f} ms (target <= 5)  {verdict(rec50 <= 5)}"
+        f"   p95 {p95_ms(rec.wall):.2f} ms"
+    )
+    print(f"  GET /healthz (the round trip alone)       p50 {hz50:7.2f} ms  (recall adds {rec50 - hz50:.2f} ms)")
+    if rec.server_cpu is not None:
+        print(f"  server CPU per recall + /healthz              {rec.server_cpu:7.2f} ms")
+
+
+def summary(rows: list[tuple[str, Served]]) -> None:
+    print()
+    print(f"{'':<24}{'server CPU/remember':>20}{'ceiling/s':>11}{'remembers/s':>13}{'recall p50':>12}")
+    for name, r in rows:
+        cpu = r.load.server_cpu
+        print(
+            f"{name:<24}{ms(cpu):>17} ms{'n/a' if cpu is None else f'{1000 / cpu:.0f}':>11}"
+            f"{r.load.rate:>13.0f}{p50_ms(r.recalls.wall):>9.2f} ms"
+        )
+
+
+def stdio_figures(folder: Path, calls: int) -> None:
+    plain_wall, plain_cpu = engine_remember(fresh_store(folder, "engine.db"), calls, agent=False)
+    agent_wall, agent_cpu = engine_remember(fresh_store(folder, "agent.db"), calls, agent=True)
+    tool_wall, server_cpu, client_cpu = stdio_remember(fresh_store(folder, "stdio.db"), calls)
+    plain, agent, tool = p50_ms(plain_wall), p50_ms(agent_wall), p50_ms(tool_wall)
+    print("                                                 wall p50   CPU per call")
+    print(f"remember, engine in-process (Memory)            {plain:7.2f} ms  {plain_cpu:7.2f} ms")
+    print(f"remember, engine in-process (agent_memory)      {agent:7.2f} ms  {agent_cpu:7.2f} ms")
+    print(
+        f"remember, MCP tool over stdio                   {tool:7.2f} ms  {ms(server_cpu)} ms server"
+        f" + {client_cpu:.2f} ms client"
+    )
+    print(
+        f"  stdio p50 minus the engine's (agent_memory)   {tool - agent:7.2f} ms (target <= 5)"
+        f"  {verdict(tool - agent <= 5)}"
+    )
+    print(
+        f"  stdio p50 minus the engine's (Memory)         {tool - plain:7.2f} ms (target <= 5)"
+        f"  {verdict(tool - plain <= 5)}"
+    )
+    if server_cpu is not None:
+        over = server_cpu + client_cpu - agent_cpu
+        print(f"  CPU the MCP layer adds (server + client)      {over:7.2f} ms (target <= 5)  {verdict(over <= 5)}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--calls", type=int, default=200, help="remember calls over stdio (and in-process)")
-    ap.add_argument("--per-client", type=int, default=100, help="remembers each of the 8 served clients sends")
+    ap.add_argument("--calls", type=int, default=200, help="remember calls over stdio (and in-process); 0 skips")
+    ap.add_argument("--per-client", type=int, default=100, help="remembers each of the 8 client processes sends")
     ap.add_argument("--recalls", type=int, default=300)
     ap.add_argument(
         "--postgres", action="store_true", help="also two servers on one PostgreSQL (starts the test server)"
@@ -353,52 +429,24 @@ def main() -> None:
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        plain_wall, plain_cpu = engine_remember(fresh_store(folder, "engine.db"), a.calls, agent=False)
-        agent_wall, agent_cpu = engine_remember(fresh_store(folder, "agent.db"), a.calls, agent=True)
-        tool_wall, server_cpu, client_cpu = stdio_remember(fresh_store(folder, "stdio.db"), a.calls)
-        plain, agent, tool = p50_ms(plain_wall), p50_ms(agent_wall), p50_ms(tool_wall)
-        print("                                                 wall p50   CPU per call")
-        print(f"remember, engine in-process (Memory)            {plain:7.2f} ms  {plain_cpu:7.2f} ms")
-        print(f"remember, engine in-process (agent_memory)      {agent:7.2f} ms  {agent_cpu:7.2f} ms")
-        print(
-            f"remember, MCP tool over stdio                   {tool:7.2f} ms  {ms(server_cpu)} ms server"
-            f" + {client_cpu:.2f} ms client"
-        )
-        print(
-            f"  stdio p50 minus the engine's (agent_memory)   {tool - agent:7.2f} ms (target <= 5)  {verdict(tool - agent <= 5)}"
-        )
-        print(
-            f"  stdio p50 minus the engine's (Memory)         {tool - plain:7.2f} ms (target <= 5)  {verdict(tool - plain <= 5)}"
-        )
-        if server_cpu is not None:
-            over = server_cpu + client_cpu - agent_cpu
-            print(f"  CPU the MCP layer adds (server + client)      {over:7.2f} ms (target <= 5)  {verdict(over <= 5)}")
+        if a.calls > 0:
+            stdio_figures(folder, a.calls)
         n = CLIENTS * a.per_client
-        r = served_sqlite(folder, a.per_client, a.recalls)
-        print_load(f"serve on SQLite, {CLIENTS} clients x {a.per_client} remembers", r.load, n)
+        url = f"sqlite:///{folder / 'served.db'}"
+        rows = [("SQLite, 1 server", served(url, 1, a.per_client, a.recalls))]
+        print_served(f"serve on SQLite, {CLIENTS} clients x {a.per_client} remembers", rows[0][1], n)
+        e = engine_alone(url, a.per_client, a.recalls)
         print(
-            f"  the same remembers in-process, one at a time  {r.alone_rate:7.0f} remembers/s"
-            f"  ({r.alone_cpu:.2f} ms CPU each; serve reaches {r.load.rate / r.alone_rate:.0%} of it)"
-        )
-        rec50, rec95, hz50, eng50 = (
-            p50_ms(r.recall_wall),
-            p95_ms(r.recall_wall),
-            p50_ms(r.healthz_wall),
-            p50_ms(r.engine_recall),
+            f"  the same remembers in-process, one at a time  {e.alone_rate:7.0f} remembers/s"
+            f"  ({e.alone_cpu:.2f} ms CPU each; serve reaches {rows[0][1].load.rate / e.alone_rate:.0%} of it)"
         )
         print(
-            f"recall over /v1                             p50 {rec50:7.2f} ms (target <= 5)  {verdict(rec50 <= 5)}"
-            f"   p95 {rec95:.2f} ms"
+            f"  recall, engine in-process                 p50 {p50_ms(e.recall):7.2f} ms  ({e.recall_cpu:.2f} ms CPU)"
         )
-        print(f"  GET /healthz (the round trip alone)       p50 {hz50:7.2f} ms  (recall adds {rec50 - hz50:.2f} ms)")
-        print(f"  recall, engine in-process                 p50 {eng50:7.2f} ms")
-        if r.recall_cpu is not None:
-            print(
-                f"  server CPU per recall + /healthz              {r.recall_cpu:7.2f} ms"
-                f"  (engine alone {r.engine_recall_cpu:.2f} ms)"
-            )
         if a.postgres:
-            print_load(f"serve x2 on PostgreSQL, {CLIENTS} clients x {a.per_client}", served_postgres(a.per_client), n)
+            rows.append(("PostgreSQL, 2 servers", served(postgres_url(), 2, a.per_client, a.recalls)))
+            print_served(f"serve x2 on PostgreSQL, {CLIENTS} clients x {a.per_client}", rows[1][1], n)
+        summary(rows)
 
 
 if __name__ == "__main__":

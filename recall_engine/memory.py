@@ -636,7 +636,9 @@ class Memory:
         """Beliefs of predicates this one excludes that the new statement withdraws."""
         out: list[Belief] = []
         for x in sorted(tl.excluded_by(p)):
-            events = [e for e in self.pair_input(s, x, tl) if e.id != statement.id]  # as it was before the write
+            # the pair's input from the folded-pair cache (the store's when not cached), as it
+            # was before the write
+            events = [e for e in self._pair(s, x, tl).events if e.id != statement.id]
             after = {b.key for b in fold([*events, statement], s, x, tl, t)}
             out.extend(b for b in fold(events, s, x, tl, t) if b.key not in after and (x, b.key) not in seen)
         return out

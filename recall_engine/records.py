@@ -33,6 +33,9 @@ WRITER_PREDICATE = "written_by"
 RESERVED_PAIRS = frozenset(
     {(REGISTRY_SUBJECT, REGISTRY_PREDICATE), (REVIEW_SUBJECT, REVIEW_PREDICATE), (WRITER_SUBJECT, WRITER_PREDICATE)}
 )
+# Subjects the search indexes leave out: nothing searches who wrote an event, and an
+# agent's every write carries one such record (docs/storage.md, "Search indexes").
+UNSEARCHED_SUBJECTS = frozenset({WRITER_SUBJECT})
 
 
 def event_id(subject: str, predicate: str, value: object, retraction: bool, observed_at: int) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from recall_engine.records import WRITER_PREDICATE, WRITER_SUBJECT, Event, make_event
-from recall_engine.storage.base import MAX_PAIR_EVENTS, Store
+from recall_engine.storage.base import MAX_PAIR_EVENTS, Appended, Store
 from recall_engine.storage.wrapped import WrappedStore
 from recall_engine.values import value_key
 
@@ -39,8 +39,16 @@ class AttributedStore(WrappedStore):
         self.writer = dict(writer)
 
     def append(self, events: Sequence[Event]) -> int:
+        return self.inner.append(self._attributed(events))
+
+    def appended(self, events: Sequence[Event]) -> Appended | None:
+        # what was written, writer records included, as a read of the log gives it back:
+        # the engine's caches take it as it is instead of reading it back (Memory._write)
+        return self.inner.appended(self._attributed(events))
+
+    def _attributed(self, events: Sequence[Event]) -> list[Event]:
         events = list(events)
-        return self.inner.append([*events, *(writer_record(e, self.writer) for e in events)])
+        return [*events, *(writer_record(e, self.writer) for e in events)]
 
 
 def describe_writer(writer: dict[str, Any]) -> str:

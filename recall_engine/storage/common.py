@@ -8,6 +8,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 
 from ..errors import IncompleteHistory
+from ..records import UNSEARCHED_SUBJECTS
 
 # The schema version this release writes (models.py defines the schema and its upgrades)
 SCHEMA_VERSION = 3  # 3: events.recorded_at
@@ -22,6 +23,8 @@ READ_ONLY_MESSAGE = "the store is open read-only; writes are refused (open it wi
 # Reserved subjects ("recall:registry", "recall:review", ...) all start with "recall:";
 # in byte order they are exactly [recall:, recall;) (';' follows ':').
 NOT_RESERVED = "NOT (subject >= 'recall:' AND subject < 'recall;')"
+# The events the search indexes hold (records.UNSEARCHED_SUBJECTS left out), as SQL
+SEARCHED = "subject NOT IN (" + ", ".join(f"'{s}'" for s in sorted(UNSEARCHED_SUBJECTS)) + ")"
 
 
 def unique(items: Iterable[str]) -> list[str]:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from typer.testing import CliRunner
 
 from recall_admin import browse
 from recall_admin.agents.attribution import describe_writer, written_by
 from recall_admin.agents.tools import Toolbox, agent_memory
+from recall_admin.cli import app
 from recall_admin.registry_sync import sync_registry
 from recall_admin.views import explain_view
 from recall_engine.memory import Memory
+from recall_engine.records import WRITER_SUBJECT
 from recall_engine.registry_files import load_starter
 from recall_engine.storage import open_backend
 from recall_tui.views.explain import render_explanation
@@ -70,3 +75,77 @@ def test_a_writer_named_with_control_characters_reaches_the_screen_escaped(tmp_p
         ]
         text = plain(render_explanation(answer))
         assert "\x1b" not in text and "mcp-stdio (ana\\x1b[31m)" in text
+
+
+# --- the writer records and the search indexes ----------------------------------------
+
+
+def _verify(url: str) -> tuple[int, list[str]]:
+    r = CliRunner().invoke(app, ["--store", url, "--json", "verify"])
+    doc = json.loads(r.stdout)
+    return r.exit_code, [p["reason"] for p in doc["data"]["problems"]] if doc["ok"] else [doc["error"]["message"]]
+
+
+def _agent_writes(url: str) -> list[str]:
+    """An operator's statement and three agent writes; the ids of the agent's statements."""
+    with open_backend(url) as b:
+        store = b.store("memories")
+        operator = Memory(store)
+        sync_registry(operator, [load_starter("coding")], "ana")
+        operator.remember("user", "prefers_editor", "vim", at=1_000_000_000)
+        agent = Toolbox(agent_memory(store, {"key": "3fa2c1d0e9b8", "namespace": "team:agent-1"}), writable=True)
+        ids = []
+        for value in ("zed", "helix"):
+            ids.append(agent.call("remember", {"subject": "user", "predicate": "prefers_editor", "value": value}))
+        ids.append(agent.call("remember", {"subject": "user", "predicate": "uses_technology", "value": "Redis"}))
+        return [a["stored"]["event_id"] for a in ids]
+
+
+def test_verify_is_clean_after_agent_writes_and_search_finds_them(backend_url: str):
+    agent_ids = _agent_writes(backend_url)
+    assert _verify(backend_url) == (0, [])
+    with open_backend(backend_url) as b:
+        store = b.store("memories")
+        assert set(written_by(store, agent_ids)) == set(agent_ids)  # the records are in the log
+        hits = Toolbox(Memory(store), writable=False).call("search", {"question": "Redis"})["beliefs"]
+        assert [(h["predicate"], h["value"]) for h in hits][:1] == [("uses_technology", "Redis")]
+
+
+def test_sqlite_indexes_leave_the_writer_records_out(sqlite_url: str):
+    """Nothing searches who wrote an event: its record gets no text or vector row, and
+    verify expects exactly that (docs/storage.md, "Search indexes")."""
+    _agent_writes(sqlite_url)
+    conn = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    cid = conn.execute("SELECT id FROM collections WHERE name = 'memories'").fetchone()[0]
+    writers = {r[0] for r in conn.execute("SELECT position FROM events WHERE subject = ?", (WRITER_SUBJECT,))}
+    others = {r[0] for r in conn.execute("SELECT position FROM events WHERE subject <> ?", (WRITER_SUBJECT,))}
+    assert len(writers) == 3
+    assert {r[0] for r in conn.execute(f"SELECT position FROM event_vectors_{cid}")} == others
+    assert {r[0] for r in conn.execute(f"SELECT rowid FROM event_text_{cid}")} == others
+
+    # an index row smuggled in for a position no event holds is still reported
+    conn.execute(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, 'free money')", (max(writers | others) + 50,))
+    # and so is a searched event whose vector was removed (the trigger dropped first)
+    conn.execute(f"DROP TRIGGER event_vectors_{cid}_no_delete")
+    conn.execute(f"DELETE FROM event_vectors_{cid} WHERE position = ?", (max(others),))
+    conn.close()
+    assert _verify(sqlite_url) == (
+        1,
+        [
+            f"1 row(s) of the text index (event_text_{cid}) match no event of the log",
+            f"1 event(s) of the log have no row in the vector index (event_vectors_{cid})",
+        ],
+    )
+
+
+def test_sqlite_verify_accepts_writer_records_an_earlier_release_indexed(sqlite_url: str):
+    """Stores written before the records were left out hold index rows for them: each
+    matches its event, so verify stands by them."""
+    _agent_writes(sqlite_url)
+    conn = sqlite3.connect(sqlite_url.removeprefix("sqlite:///"), isolation_level=None)
+    cid = conn.execute("SELECT id FROM collections WHERE name = 'memories'").fetchone()[0]
+    for pos, at in conn.execute("SELECT position, observed_at FROM events WHERE subject = ?", (WRITER_SUBJECT,)):
+        conn.execute(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, 'recall:agents written_by')", (pos,))
+        conn.execute(f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, x'00')", (pos, at))
+    conn.close()
+    assert _verify(sqlite_url) == (0, [])

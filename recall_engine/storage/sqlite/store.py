@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from ... import clock
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
-from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, UNSEARCHED_SUBJECTS, Event, decode_event
 from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Appended, Store, Touch
-from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, recorded_instant, refused, unique
+from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, SEARCHED, pair_name, recorded_instant, refused, unique
 from ..decoding import RowDecoder
 from .schema import SECONDARY_INDEXES
 from .search import SearchMixin
@@ -172,13 +172,16 @@ class SQLiteStore(SearchMixin, Store):
         from ...embed import event_text
         from .vectors import encode_texts
 
-        sentences = [event_text(p[0]) for p in out]
-        vectors = encode_texts(sentences)
-        # what keyword search indexes: the sentence, then the evidence (embed.search_text)
-        return [
-            (*p, vectors[i], f"{sentences[i]}\n{p[0].evidence}" if p[0].evidence else sentences[i])
-            for i, p in enumerate(out)
-        ]
+        # the search indexes leave some records out (records.UNSEARCHED_SUBJECTS): no vector, no text
+        searched = [i for i, p in enumerate(out) if p[0].subject not in UNSEARCHED_SUBJECTS]
+        sentences = [event_text(out[i][0]) for i in searched]
+        vectors = encode_texts(sentences) if sentences else []
+        indexed: list[tuple] = [(None, None)] * len(out)
+        for j, i in enumerate(searched):
+            ev = out[i][0]
+            # what keyword search indexes: the sentence, then the evidence (embed.search_text)
+            indexed[i] = (vectors[j], f"{sentences[j]}\n{ev.evidence}" if ev.evidence else sentences[j])
+        return [(*p, *indexed[i]) for i, p in enumerate(out)]
 
     def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> int:
         """Insert inside the caller's transaction; skip stored ids; return how many were new."""
@@ -231,8 +234,9 @@ class SQLiteStore(SearchMixin, Store):
                     recorded,
                 )
             )
-            texts.append((pos, text))
-            vectors.append((pos, ev.observed_at, vector))
+            if text is not None:
+                texts.append((pos, text))
+                vectors.append((pos, ev.observed_at, vector))
             placed.append((pos, ev, recorded))
             if ev.replaces:
                 for name in unique(r.predicate for r in ev.replaces):
@@ -242,8 +246,11 @@ class SQLiteStore(SearchMixin, Store):
             "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
-        conn.executemany(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
-        conn.executemany(f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors)
+        if texts:
+            conn.executemany(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
+            conn.executemany(
+                f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors
+            )
         if links:
             conn.executemany(
                 "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", links
@@ -586,7 +593,8 @@ class SQLiteStore(SearchMixin, Store):
         return {p: int(n) for p, n in rows}
 
     def index_problems(self) -> list[str]:
-        """Rows of the collection's search indexes that do not agree with its log (``verify``).
+        """Rows of the collection's search indexes that do not agree with its log, and events
+        search should find that have no rows (``verify``).
 
         The FTS5 index and the vectors are derived from the events (docs/storage.md,
         "Search indexes"): SQLite allows no trigger on a virtual table, and a vector row
@@ -608,4 +616,16 @@ class SQLiteStore(SearchMixin, Store):
         ).fetchone()
         if text:
             out.append(f"{text} row(s) of the text index (event_text_{cid}) match no event of the log")
+        # every event search may find has both rows; the records it leaves out need none
+        # (an earlier release indexed them too: such rows match their event, and stand)
+        (unvectored, untexted) = conn.execute(
+            f"SELECT coalesce(sum(NOT EXISTS (SELECT 1 FROM event_vectors_{cid} v WHERE v.position = e.position)), 0), "
+            f"coalesce(sum(NOT EXISTS (SELECT 1 FROM event_text_{cid} t WHERE t.rowid = e.position)), 0) "
+            f"FROM events e WHERE e.collection_id = ? AND {SEARCHED}",
+            (cid,),
+        ).fetchone()
+        if unvectored:
+            out.append(f"{unvectored} event(s) of the log have no row in the vector index (event_vectors_{cid})")
+        if untexted:
+            out.append(f"{untexted} event(s) of the log have no row in the text index (event_text_{cid})")
         return out
