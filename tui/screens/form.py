@@ -36,6 +36,17 @@ class Field:
     required: bool = False  # a text field that must not be left blank: Stage says so and stays open
 
 
+def field_label(widget: Widget) -> Label | None:
+    """The label written above a form field (a checkbox carries its own)."""
+    parent = widget.parent
+    if parent is None:
+        return None
+    siblings = list(parent.children)
+    i = siblings.index(widget)
+    before = siblings[i - 1] if i > 0 else None
+    return before if isinstance(before, Label) and before.has_class("field-label") else None
+
+
 class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
     """Dismisses with the values by field name, or None when cancelled."""
 
@@ -114,6 +125,9 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
         animated, after a refresh) would race this one and leave the fields at either offset."""
         super().set_focus(widget, scroll_visible=False, from_app_focus=from_app_focus)
         if widget is not None and scroll_visible and self.focused is widget:
+            label = field_label(widget)
+            if label is not None:  # the label first, so that a field reached going up keeps its label in view
+                label.scroll_visible(animate=False, immediate=True)
             widget.scroll_visible(animate=False, immediate=True)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
