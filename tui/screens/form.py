@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select
+from textual.widgets._select import SelectCurrent
 
 from ..services import AppNode
 
@@ -34,6 +35,19 @@ class Field:
     placeholder: str = ""
     help: str = ""
     required: bool = False  # a text field that must not be left blank: Stage says so and stays open
+
+
+class FormSelect(Select[Any]):
+    """A Select whose first value waits for its own parts: Textual sets it in the Select's Mount
+    handler, which on a busy machine can run before the SelectCurrent child has composed the label
+    it writes to (NoMatches '#label', and the form opened with nothing focused)."""
+
+    def _watch_value(self, value: Any) -> None:
+        current = self.query(SelectCurrent)
+        if current and not current.first().query("#label"):
+            self.call_after_refresh(lambda: self._watch_value(self.value))
+            return
+        super()._watch_value(value)
 
 
 def field_label(widget: Widget) -> Label | None:
@@ -72,7 +86,7 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
                         yield Label(Text(f.label), classes="field-label")
                         if f.kind == "select":
                             known = any(v == f.value for _, v in f.options)
-                            yield Select(
+                            yield FormSelect(
                                 list(f.options),
                                 value=f.value if known else Select.NULL,
                                 allow_blank=not known,
