@@ -279,6 +279,8 @@ async def interactions(url: str, moves: int, opens: int, starter: str) -> dict[s
             raise SystemExit(f"the revert of {plan_id} could not be planned: {tray.selected.error}")
         out["revert_preview_s"] = time.perf_counter() - t
         await app.workers.wait_for_complete()
+        # the revert applied too, so a store kept with --store plans the same load on the next run
+        governance.apply(app.memory, tray.preview.plan)
     return out
 
 

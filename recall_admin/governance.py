@@ -439,6 +439,10 @@ def preview(
     names = set(plan.scope)
     records, statements = _effective(plan, tl, memory)
     predicates_of = _affected_predicates(records, statements, tl, after)
+    inert = _inert(records, statements, tl, after)
+    if inert:
+        predicates_of -= inert
+        names &= _read_names(predicates_of, tl, after)
     subjects = None
     if records and all(r.op == "promote" for r in records):
         subjects = sorted({p.subject for r in records for p in r.notes})
@@ -539,6 +543,44 @@ def _affected_predicates(
                 out.update(t.canonical(x) for x in old.excludes)
     for e in statements:
         out.add(before.canonical(e.predicate))
+    return out
+
+
+def _inert(
+    records: Sequence[RegistryRecord], statements: Sequence[Event], before: Timeline, after: Timeline
+) -> set[str]:
+    """The names a plan of declarations touches without changing how any of their pairs reads: a
+    registry load that only rewords a description, or declares rules a predicate has already.
+    Their names, rules over time and exclusions are the same under both timelines, so the
+    preview leaves them out, as it would a plan that did not name them (docs/governance.md,
+    "Preview"). Other kinds of plan are previewed whole."""
+    if statements or any(r.op not in ("declare", "redefine") for r in records):
+        return set()
+    out: set[str] = set()
+    for r in records:
+        p = r.name
+        if p == NOTE or any(t.canonical(p) != p for t in (before, after)):
+            continue
+        near = {p} | before.excluders(p) | after.excluders(p) | before.excluded_by(p) | after.excluded_by(p)
+        if all(
+            before.canonical(q) == after.canonical(q)
+            and before.stored_names(q) == after.stored_names(q)
+            and before.rules_history(q) == after.rules_history(q)
+            for q in near
+        ) and (before.excluders(p), before.excluded_by(p)) == (after.excluders(p), after.excluded_by(p)):
+            out.add(p)
+    return out
+
+
+def _read_names(predicates: Iterable[str], before: Timeline, after: Timeline) -> set[str]:
+    """The stored names a fold of these predicates reads: their own, and those of the predicates
+    that exclude them or that they exclude (an exclusion withdraws values across pairs)."""
+    out: set[str] = set()
+    for p in predicates:
+        for t in (before, after):
+            c = t.canonical(p)
+            for q in (c, *t.excluders(c), *t.excluded_by(c)):
+                out.update(t.stored_names(q))
     return out
 
 

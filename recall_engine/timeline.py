@@ -17,6 +17,7 @@ import hashlib
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .records import FOLD_VERSION, Event
 from .registry import NOTE_DEFINITION, Definition, Promotion, RegistryRecord, decode_record
@@ -264,6 +265,23 @@ class Timeline:
             return ds[0]
         idx = max(bisect_right(ats, at) - 1, last_retro, 0)
         return ds[idx]
+
+    def rules_history(self, predicate: str) -> list[tuple[int | None, dict[str, Any]]]:
+        """The rules that decide how this canonical predicate's events fold, as a value to compare:
+        (from instant, rules) in log order, the first from the start (a retroactive definition
+        covers everything before it) and a definition that repeats the rules before it left out.
+        Two timelines that give a predicate the same history, names and exclusions fold its pairs
+        alike (what ``rule`` answers at every instant is the same)."""
+        rules = self._rules.get(predicate)
+        if rules is None:
+            return [(None, NOTE_DEFINITION.rules())] if predicate == NOTE else []
+        ats, ds, last_retro = rules
+        start = max(last_retro, 0)
+        out: list[tuple[int | None, dict[str, Any]]] = [(None, ds[start].rules())]
+        for at, d in zip(ats[start + 1 :], ds[start + 1 :], strict=True):
+            if d.rules() != out[-1][1]:
+                out.append((at, d.rules()))
+        return out
 
     def fixed_multi(self, predicate: str) -> bool | None:
         """True or False when the predicate's cardinality never changed; None when it did (or it is unknown)."""

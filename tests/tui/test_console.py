@@ -10,7 +10,7 @@ from textual.widgets import Button, DataTable
 
 from recall_admin.plans import read_plan
 from recall_tui.actions import ACTIONS
-from recall_tui.screens.form import FormScreen
+from recall_tui.screens.form import FormScreen, field_label
 
 from .conftest import FIXED_NOW, SIZE, idle, ready, run, screen_text, steady, wait_for
 from .test_flows import palette_first, staged, submit_form
@@ -341,14 +341,40 @@ def test_load_a_starter_previewed_name_by_name_applied_then_reverted(make_app: A
             assert plan_id == loaded
             view.query_one("#registry-log", DataTable).move_cursor(row=index)
             await pilot.press("u")
+            await wait_for(pilot, lambda: isinstance(app.screen, FormScreen), what="the revert form")
+            records = len(tray.applied["events"])
+            note = str(app.screen.query_one(".dialog-note").content)  # what the plan wrote, not one of its rows
+            assert f"takes back what {plan_id} wrote: {records} registry records (declare " in note, note
             await submit_form(pilot, reason="not yet")
             await staged(pilot)
             assert tray.recipe.title.startswith(f"revert {plan_id}")
             await idle(pilot)
-            assert f"withdraw plan {plan_id}" in summary_text(tray)  # what it appends, in words
+            text = summary_text(tray)
+            assert f"withdraw plan {plan_id}" in text  # what it appends, in words
+            assert f"Takes back what {plan_id} appended:" in text and f"- declare {sorted(new)[0]}: " in text
             await confirm_apply(pilot)
             await wait_for(pilot, lambda: not tray.entries, what="the revert's apply")
             assert set(memory.timeline().predicates()) == before
+
+    run(scenario())
+
+
+def test_a_near_duplicate_suggestion_is_readable_in_full_at_80x24(make_app: Any) -> None:
+    """The suggestions table cuts its "why" short (at 80 columns it is off screen): the highlighted
+    suggestion is written out in full below it."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(pilot)
+            await app.run_action("show_view('vocab')")
+            view = app.main.view("vocab")
+            await wait_for(pilot, lambda: view.clusters, what="the suggestions")
+            await idle(pilot)
+            c = view.clusters[0]
+            detail = str(view.query_one("#suggest-detail").content)
+            assert c.reason in detail and f"merge into {c.into}" in detail
+            assert c.reason.split(";")[0] in screen_text(app)
 
     run(scenario())
 
@@ -571,22 +597,26 @@ FORMS = (
 
 
 async def tab_through(pilot: Any, what: str) -> None:
-    """Tab round the open dialog once: every focused widget is entirely on screen, and so are the buttons."""
+    """Tab round the open dialog once, then back with shift+tab: every focused widget is entirely on screen,
+    with the label written above it, and so are the buttons."""
     app = pilot.app
     screen = app.screen
     first = app.focused
     seen = []
-    for _ in range(40):
-        focused = app.focused
-        assert focused is not None, what
-        await idle(pilot)
-        assert screen.can_view_entire(focused), f"{what}: {focused.id} is not entirely on screen"
-        seen.append(focused.id)
-        await pilot.press("tab")
-        if app.focused is first:
-            break
-    else:
-        raise AssertionError(f"{what}: tab never came back to the first field")
+    for key in ("tab", "shift+tab"):
+        for _ in range(40):
+            focused = app.focused
+            assert focused is not None, what
+            await idle(pilot)
+            assert screen.can_view_entire(focused), f"{what}: {focused.id} is not entirely on screen ({key})"
+            label = field_label(focused)
+            assert label is None or screen.can_view_entire(label), f"{what}: {focused.id}'s label is hidden ({key})"
+            seen.append(focused.id)
+            await pilot.press(key)
+            if app.focused is first:
+                break
+        else:
+            raise AssertionError(f"{what}: {key} never came back to the first field")
     for button in screen.query(Button):
         assert button.region.bottom <= SMALL[1] and button.region.right <= SMALL[0], f"{what}: {button.id}"
     assert "submit" in seen or "yes" in seen or "no" in seen, what

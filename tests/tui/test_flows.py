@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from textual.widgets import DataTable, Input
@@ -175,6 +176,16 @@ def test_explain_shows_events_rule_and_registry_events(make_app: Any) -> None:
             assert view.data.in_force is not None and view.data.in_force.cardinality == "multi"
             assert [r.at for r in x.rules] == sorted(r.at for r in x.rules)  # oldest first
             assert any(r.name == "dislikes" for r in x.rules)  # the exclusion that governs it
+            # narrower than its columns (80 columns with the subjects shown), a table stacks its rows: the
+            # registry event reads whole, not folded into columns a letter or two wide
+            from rich.console import Console
+
+            from recall_tui.views.explain import render_explanation
+
+            console = Console(width=56, record=True, file=io.StringIO())
+            console.print(render_explanation(view.data))
+            text = console.export_text()
+            assert "dislikes excludes likes" in " ".join(text.split()), text
 
     run(scenario())
 

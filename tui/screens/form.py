@@ -18,6 +18,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Checkbox, Input, Label, Select
+from textual.widgets._select import SelectCurrent
 
 from ..services import AppNode
 
@@ -34,6 +35,30 @@ class Field:
     placeholder: str = ""
     help: str = ""
     required: bool = False  # a text field that must not be left blank: Stage says so and stays open
+
+
+class FormSelect(Select[Any]):
+    """A Select whose first value waits for its own parts: Textual sets it in the Select's Mount
+    handler, which on a busy machine can run before the SelectCurrent child has composed the label
+    it writes to (NoMatches '#label', and the form opened with nothing focused)."""
+
+    def _watch_value(self, value: Any) -> None:
+        current = self.query(SelectCurrent)
+        if current and not current.first().query("#label"):
+            self.call_after_refresh(lambda: self._watch_value(self.value))
+            return
+        super()._watch_value(value)
+
+
+def field_label(widget: Widget) -> Label | None:
+    """The label written above a form field (a checkbox carries its own)."""
+    parent = widget.parent
+    if parent is None:
+        return None
+    siblings = list(parent.children)
+    i = siblings.index(widget)
+    before = siblings[i - 1] if i > 0 else None
+    return before if isinstance(before, Label) and before.has_class("field-label") else None
 
 
 class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
@@ -61,7 +86,7 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
                         yield Label(Text(f.label), classes="field-label")
                         if f.kind == "select":
                             known = any(v == f.value for _, v in f.options)
-                            yield Select(
+                            yield FormSelect(
                                 list(f.options),
                                 value=f.value if known else Select.NULL,
                                 allow_blank=not known,
@@ -114,6 +139,9 @@ class FormScreen(AppNode, ModalScreen["dict[str, Any] | None"]):
         animated, after a refresh) would race this one and leave the fields at either offset."""
         super().set_focus(widget, scroll_visible=False, from_app_focus=from_app_focus)
         if widget is not None and scroll_visible and self.focused is widget:
+            label = field_label(widget)
+            if label is not None:  # the label first, so that a field reached going up keeps its label in view
+                label.scroll_visible(animate=False, immediate=True)
             widget.scroll_visible(animate=False, immediate=True)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -14,6 +14,7 @@ from textual.widgets import Label, Static
 from recall_admin import browse
 from recall_admin.agents.attribution import describe_writer
 from recall_admin.browse import AnswerExplanation
+from recall_admin.cli.render import FitTable
 
 from .. import format as fmt
 from ..actions import bindings
@@ -24,7 +25,9 @@ NO_WRAP = {"at", "event", "held", "op", "operator", "plan"}
 
 
 def _table(title: str, *columns: str) -> Table:
-    t = Table(
+    """Too narrow for every column with its words whole (80 columns with the subjects shown), a row is
+    shown as a stack of ``column  value`` lines instead of columns folded to a letter or two."""
+    t = FitTable(
         title=title,
         title_justify="left",
         title_style="bold yellow",

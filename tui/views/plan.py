@@ -431,6 +431,14 @@ class PlanTray(ServiceCalls, Vertical):
         ops = render_plan.ops_lines(plan)
         if ops:
             parts.append(Text("Appends:\n" + "\n".join(f"  + {fmt.text(line)}" for line in ops), style="green"))
+        details = plan.get("details", {})
+        if isinstance(details, dict) and details.get("reverts"):  # a revert: what the withdraw takes back
+            taken = render_plan.ops_lines(
+                {"ops": details.get("records", []), "statements": details.get("statements", [])}
+            )
+            if taken:
+                head_line = f"Takes back what {fmt.text(details['reverts'])} appended:\n"
+                parts.append(Text(head_line + "\n".join(f"  - {line}" for line in taken), style="yellow"))
         predicates = render_plan.predicates_text(plan.get("details", {}))  # a registry load, name by name
         if predicates is not None:
             parts.append(Text("Predicates:", style="bold") + Text("\n") + predicates)
@@ -609,8 +617,8 @@ class PlanTray(ServiceCalls, Vertical):
         body = Group(
             Text(render_plan.summary_line(data), style="bold"),
             Text(
-                f"\n{fmt.text(pv.plan.title)}\n\nAppends exactly {events} event(s) in one transaction, as operator "
-                f"{fmt.text(self.app.operator)}."
+                f"\n{fmt.text(pv.plan.title)}\n\nAppends exactly the plan's {events} event(s) and the record of who "
+                f"applied it, in one transaction, as operator {fmt.text(self.app.operator)}."
             ),
             *([Text("\n") + render_plan.risks_text(data["risks"])] if data["risks"] else []),
         )

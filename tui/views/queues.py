@@ -328,6 +328,8 @@ class VocabView(Queue):
         yield _table("inbox-table", "name", "origin", "into", "score", "status", "events", "first written by")
         yield Label("Near-duplicate suggestions", classes="view-title")
         yield _table("suggest-table", "names", "score", "merge into", "why")
+        with VerticalScroll(classes="detail-box"):
+            yield Static("", id="suggest-detail")
 
     def refresh_data(self, sel: Selection | None = None) -> None:
         def load(memory: Any) -> tuple[list[vocab_svc.InboxEntry], list[vocab_svc.Cluster]]:
@@ -367,6 +369,30 @@ class VocabView(Queue):
         self.query_one("#vocab-title", Label).update(
             f"Vocabulary inbox — {len(self.entries)} open name(s) defined or matched by agents"
         )
+        self._suggestion()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        if event.data_table.id == "suggest-table":
+            self._suggestion()
+
+    def _suggestion(self) -> None:
+        """The highlighted suggestion in full: its table row cuts the reason short."""
+        c = _row(self.query_one("#suggest-table", DataTable), self.clusters)
+        box = self.query_one("#suggest-detail", Static)
+        if c is None:
+            box.update(Text("No near-duplicate suggestion.", style="dim"))
+            return
+        t = Text()
+        t.append(fmt.text(", ".join(c.names)), style="bold")
+        t.append(f"  merge into {fmt.text(c.into)}\n")
+        t.append(fmt.text(c.reason))
+        if c.cardinality_differs:
+            t.append("\ntheir cardinalities differ: the merged history folds under the target's rules", style="yellow")
+        for a, b, score in c.pairs:
+            t.append(f"\n  {fmt.text(a)} ~ {fmt.text(b)}  {score:.2f}", style="dim")
+        t.append("\nm merge · v never merge", style="dim")
+        box.update(t)
 
     def action_merge(self) -> None:
         c = _row(self.query_one("#suggest-table", DataTable), self.clusters)

@@ -120,8 +120,7 @@ class RegistryView(ServiceCalls, Vertical):
         self.all_predicates = listing["predicates"]
         vocab = "open" if listing["open_vocabulary"] else "closed"
         self.query_one("#registry-title", Label).update(
-            f"Registry — {len(self.all_predicates)} predicates · vocabulary {vocab} · "
-            f"digest {fmt.esc(listing['digest'][7:19])}…"
+            f"{len(self.all_predicates)} predicates · vocabulary {vocab} · digest {fmt.esc(listing['digest'][7:19])}…"
         )
         self._fill()
 
@@ -542,11 +541,19 @@ class RegistryView(ServiceCalls, Vertical):
             FormScreen(
                 f"Revert {plan_id}",
                 [Field("reason", "reason (recorded on the withdraw record)", placeholder="why, for the registry log")],
-                note=f"Stages the plan that takes back every record and statement of {plan_id}, e.g. "
-                f"{fmt.text(c['op'])} {fmt.text(c['name'])}: {fmt.clip(c['summary'], 80)}. It is previewed first.",
+                note=f"Stages the plan that takes back what {plan_id} wrote: {self._plan_records(plan_id)}. "
+                "The registry then reads as if it had never been applied. It is previewed first.",
             ),
             done,
         )
+
+    def _plan_records(self, plan_id: str) -> str:
+        """What a plan wrote, in words: its records by op and name, the first few named."""
+        mine = [c for c in self.data.get("log", {}).get("changes", []) if c.get("plan") == plan_id]
+        recs = [f"{c['op']} {c['name']}".strip() for c in mine if c["op"] != "applied"]
+        shown = ", ".join(fmt.text(r) for r in recs[:3]) + (f" and {len(recs) - 3} more" if len(recs) > 3 else "")
+        n = len(recs)
+        return f"{n} registry record{'s' if n != 1 else ''} ({shown})" if recs else "its operator statements"
 
     def action_fix(self) -> None:
         f = self.current_finding if self._active_tab == "reg-lint" else None

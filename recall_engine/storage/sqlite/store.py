@@ -481,8 +481,10 @@ class SQLiteStore(SearchMixin, Store):
                 params: tuple[object, ...]
                 if chunk is None:
                     sql, params = (
+                        # `+position`: without it SQLite walks the position index over the whole
+                        # collection instead of the predicate's index (a scan per predicate, even an empty one)
                         f"SELECT subject, {COLS} FROM events "
-                        "WHERE collection_id = ? AND predicate = ? AND position <= ? ORDER BY subject, position",
+                        "WHERE collection_id = ? AND predicate = ? AND +position <= ? ORDER BY subject, position",
                         (self.cid, p, top),
                     )
                 else:
