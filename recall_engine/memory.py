@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -616,7 +616,10 @@ class Memory:
         stored or, on the first error, nothing of it (the error names the statement,
         counted from 1)."""
         results: list[RememberResult] = []
+        statements = list(statements)
         with self.batch():
+            if isinstance(self.store, PendingStore):
+                self.store.expect(_subjects_of(statements))
             for i, st in enumerate(statements, 1):
                 fields = statement_fields(st, i)
                 try:
@@ -798,6 +801,17 @@ def check_import_room(store: Store, events: Callable[[], Iterable[Event]]) -> No
                 f"the import would give the pair {s}/{p} {have + new} events ({have} stored, {new} new), past the "
                 f"limit of {MAX_PAIR_EVENTS} a pair can be read with; nothing was imported"
             )
+
+
+def _subjects_of(statements: list[Mapping[str, Any]]) -> list[str]:
+    """The subjects a batch will write, as stored (statements that will fail are left out)."""
+    out = []
+    for st in statements:
+        subject = st.get("subject") if isinstance(st, dict) else None
+        if isinstance(subject, str):
+            with suppress(RecallError):
+                out.append(normalize_subject(subject))
+    return out
 
 
 def _logged(record: RegistryRecord, at: int) -> LoggedRecord:

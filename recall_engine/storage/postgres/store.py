@@ -512,7 +512,15 @@ class PostgresStore(MeaningsMixin, Store):
             ).fetchall()
         return {r[0] for r in rows}
 
-    # --- streams -------------------------------------------------------------
+    def absent_subjects(self, subjects: Sequence[str]) -> set[str]:
+        # one index probe per subject (a DISTINCT would walk all of a big subject's rows)
+        with self.backend.connection("reading subjects") as conn:
+            rows = conn.execute(
+                "SELECT s FROM unnest(%s::text[]) AS s WHERE NOT EXISTS "
+                "(SELECT 1 FROM recall.events WHERE collection_id = %s AND subject = s)",
+                (unique(subjects), self.cid),
+            ).fetchall()
+        return {r[0] for r in rows}
 
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         """Grouped by subject (subjects in ascending byte order), each subject's events in position order."""

@@ -453,6 +453,15 @@ class SQLiteStore(SearchMixin, Store):
         )
         return {r[0] for r in rows}
 
+    def absent_subjects(self, subjects: Sequence[str]) -> set[str]:
+        # one index probe per subject (a DISTINCT would walk all of a big subject's rows)
+        rows = self._conn().execute(
+            "SELECT value FROM json_each(?) WHERE NOT EXISTS "
+            "(SELECT 1 FROM events WHERE collection_id = ? AND subject = json_each.value)",
+            (json.dumps(unique(subjects)), self.cid),
+        )
+        return {r[0] for r in rows}
+
     # --- streams -------------------------------------------------------------
 
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
