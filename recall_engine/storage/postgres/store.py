@@ -522,6 +522,8 @@ class PostgresStore(MeaningsMixin, Store):
             ).fetchall()
         return {r[0] for r in rows}
 
+    # --- streams -------------------------------------------------------------
+
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         """Grouped by subject (subjects in ascending byte order), each subject's events in position order."""
         preds = unique(predicates)
