@@ -12,7 +12,6 @@ import json
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,7 +21,7 @@ from psycopg import errors as pgerrors
 from ... import clock
 from ...embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
-from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event, stamped
 from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Appended, Hit, Store, Touch
 from ..common import (
@@ -319,9 +318,7 @@ class PostgresStore(MeaningsMixin, Store):
                     "SELECT position FROM recall.events WHERE collection_id = %s AND position > %s ORDER BY position",
                     (self.cid, placed[0]),
                 ).fetchall()
-                placed.extend(
-                    (int(r[0]), replace(ev, recorded_at=recorded)) for r, ev in zip(positions, events, strict=True)
-                )
+                placed.extend((int(r[0]), stamped(ev, recorded)) for r, ev in zip(positions, events, strict=True))
         return len(events)
 
     def append(self, events: Sequence[Event]) -> int:

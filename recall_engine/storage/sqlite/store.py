@@ -10,12 +10,11 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from ... import clock
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
-from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event, stamped
 from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Appended, Store, Touch
 from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, pair_name, recorded_instant, refused, unique
@@ -267,7 +266,7 @@ class SQLiteStore(SearchMixin, Store):
         with self._write() as conn:
             before, placed = self._place(conn, prepared)
         # stamped with their recorded instant, as a read of them gives them back
-        return Appended(before, [(pos, replace(ev, recorded_at=recorded)) for pos, ev, recorded in placed])
+        return Appended(before, [(pos, stamped(ev, recorded)) for pos, ev, recorded in placed])
 
     def append_many(
         self,
