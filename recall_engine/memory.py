@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import clock
-from .batch import PendingStore, statement_fields
+from .batch import PendingStore, collection_paused, statement_fields
 from .errors import InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
@@ -604,8 +604,9 @@ class Memory:
         pending = PendingStore(real)
         self.store = pending  # type: ignore[assignment]
         try:
-            yield
-            pending.commit()
+            with collection_paused():
+                yield
+                pending.commit()
         finally:
             self.store = real
             self._timeline = None  # the batch's positions were its own: catch up from the store
