@@ -144,6 +144,8 @@ def statement_fields(statement: object, index: int) -> dict[str, Any]:
     """One statement of a batch as ``remember``'s arguments, or an error naming it."""
     from .errors import InvalidInput
 
+    if type(statement) is dict and STATEMENT_FIELDS.issuperset(statement) and REQUIRED.issubset(statement):
+        return statement  # the common case, checked at once
     if not isinstance(statement, dict):
         raise InvalidInput(f"statement {index}: a statement is an object with subject, predicate and value")
     unknown = sorted(set(statement) - STATEMENT_FIELDS)
@@ -171,3 +173,4 @@ STATEMENT_FIELDS = frozenset(
         "description",
     }
 )
+REQUIRED = frozenset({"subject", "predicate", "value"})

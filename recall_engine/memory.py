@@ -505,8 +505,9 @@ class Memory:
         while t in entry.taken:
             t += 1
         before = entry.beliefs_at(t, tl)
+        before_keys = [b.key for b in before]  # each belief's key is worked out once
         key = value_key(value)
-        held = next((b for b in before if b.key == key), None)
+        held = before[before_keys.index(key)] if key in before_keys else None
 
         stored_name = name if (tl.is_merged(name) and tl.canonical(name) == p) else p
         statement: Event | None = None
@@ -563,10 +564,13 @@ class Memory:
             already = True
         else:
             after = entry.fold_with([statement, *retractions], t, tl)
-            stored_belief = next(b for b in after if b.key == key)
+            after_keys = [b.key for b in after]
+            stored_belief = after[after_keys.index(key)]
             already = False
-            gone = {b.key for b in after}
-            withdrawn = [b for b in before if b.key not in gone] + [w for w in withdrawn if w.predicate != p]
+            gone = set(after_keys)
+            withdrawn = [b for b, k in zip(before, before_keys, strict=True) if k not in gone] + [
+                w for w in withdrawn if w.predicate != p
+            ]
             withdrawn += self._excluded_by(s, p, statement, t, tl, {(w.predicate, w.key) for w in withdrawn})
         related = self._related(s, p, stored_belief, tl)
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)
@@ -806,13 +810,13 @@ def check_import_room(store: Store, events: Callable[[], Iterable[Event]]) -> No
 
 def _subjects_of(statements: list[Mapping[str, Any]]) -> list[str]:
     """The subjects a batch will write, as stored (statements that will fail are left out)."""
-    out = []
+    out: dict[str, str] = {}  # as given -> as stored
     for st in statements:
         subject = st.get("subject") if isinstance(st, dict) else None
-        if isinstance(subject, str):
+        if isinstance(subject, str) and subject not in out:
             with suppress(RecallError):
-                out.append(normalize_subject(subject))
-    return out
+                out[subject] = normalize_subject(subject)
+    return list(out.values())
 
 
 def _logged(record: RegistryRecord, at: int) -> LoggedRecord:
