@@ -16,7 +16,7 @@ from typing import Any
 
 from . import clock
 from .batch import PendingStore, collection_paused, statement_fields
-from .errors import InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
+from .errors import IncompleteHistory, InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, check_instant, format_rfc3339
@@ -40,6 +40,7 @@ from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
 
 MAX_BELIEFS = 1000
+SUBJECT_VALUES_EVENTS = 200  # a subject with more: Memory._value_predicates reads value by value
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,16 +349,40 @@ class Memory:
         return combined[: len(beliefs)]
 
     def _value_predicates(self, subject: str, keys: list[str], tl: Timeline) -> set[str]:
-        """``Store.value_predicates``, kept with the folded pairs and caught up with them."""
+        """``Store.value_predicates``, kept with the folded pairs and caught up with them:
+        every value of a subject with few events (read once, so the next remember of the
+        subject asks nothing), else the values asked for."""
         if tl is not self._pairs.timeline or len(self._pairs.value_names) > 10_000:
             if tl is self._pairs.timeline:
                 self._pairs.value_names.clear()
             return self.store.value_predicates(subject, keys)
+        every = self._pairs.subject_values
+        if subject not in every:
+            if len(every) > 10_000:
+                every.clear()
+            every[subject] = self._subject_values(subject)
+        values = every[subject]
+        if values is not None:
+            return set().union(*(values.get(k, ()) for k in keys))
         known = self._pairs.value_names.setdefault(subject, {})
         names = known.get(tuple(keys))
         if names is None:
             names = known[tuple(keys)] = self.store.value_predicates(subject, keys)
         return names
+
+    def _subject_values(self, subject: str) -> dict[str, set[str]] | None:
+        """Value key -> stored names asserting it, of every event of a subject with at most
+        ``SUBJECT_VALUES_EVENTS`` events; None for a bigger subject, or one a row of which
+        does not decode (its values are then read value by value, by index)."""
+        try:
+            events = self.store.subject_events(subject, SUBJECT_VALUES_EVENTS)
+        except (IncompleteHistory, InvalidEvent):
+            return None
+        out: dict[str, set[str]] = {}
+        for e in events:
+            if not e.retraction:
+                out.setdefault(e.key, set()).add(e.predicate)
+        return out
 
     def profile(self, subject: str, as_of: int | None = None, known_at: int | None = None) -> list[Belief]:
         """Everything believed about a subject at an instant, typed beliefs before notes."""

@@ -185,6 +185,9 @@ class PairCache:
         # subject -> value keys -> stored names asserting them (``Store.value_predicates``),
         # kept up by ``catch_up``
         self.value_names: dict[str, dict[tuple[str, ...], set[str]]] = {}
+        # subject -> value key -> stored names asserting it, for every value of a subject
+        # with few events (None: too many to keep), kept up by ``catch_up`` the same way
+        self.subject_values: dict[str, dict[str, set[str]] | None] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -201,6 +204,7 @@ class PairCache:
         self._by_subject.clear()
         self._size = 0
         self.value_names.clear()
+        self.subject_values.clear()
 
     def get(self, subject: str, predicate: str) -> Entry | None:
         e = self._entries.get((subject, predicate))
@@ -238,6 +242,9 @@ class PairCache:
         assert tl is not None
         for pos, ev in news:
             if not ev.retraction:  # the names asserting a value only grow, and only by assertions
+                every = self.subject_values.get(ev.subject)
+                if every is not None:
+                    every.setdefault(ev.key, set()).add(ev.predicate)
                 known = self.value_names.get(ev.subject)
                 if known:
                     k = ev.key
