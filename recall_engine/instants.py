@@ -74,16 +74,30 @@ def _seconds_text(dt: datetime) -> str:
     return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
 
 
+_LAST_SECOND: tuple[int, str] = (0, "1970-01-01T00:00:00")  # writes made together share their second
+
+
+def _second_and_fraction(ns: int) -> tuple[str, int]:
+    """``_seconds_text`` of the instant's second (kept for the last second asked for), and the nanoseconds past it."""
+    global _LAST_SECOND
+    secs, frac = divmod(ns, NS)
+    last = _LAST_SECOND  # one tuple, read and replaced whole: safe across threads
+    if last[0] == secs:
+        return last[1], frac
+    text = _seconds_text(_EPOCH + timedelta(seconds=secs))
+    _LAST_SECOND = (secs, text)
+    return text, frac
+
+
 def format_fixed(ns: int) -> str:
     """The storage form: UTC with exactly nine fractional digits (sorts lexically)."""
-    dt, frac = _split(ns)
-    return _seconds_text(dt) + f".{frac:09d}Z"
+    base, frac = _second_and_fraction(ns)
+    return base + f".{frac:09d}Z"
 
 
 def format_rfc3339(ns: int) -> str:
     """RFC3339 UTC with trailing fractional zeros trimmed, as Go's JSON encoder writes it."""
-    dt, frac = _split(ns)
-    base = _seconds_text(dt)
+    base, frac = _second_and_fraction(ns)
     if frac:
         base += "." + f"{frac:09d}".rstrip("0")
     return base + "Z"

@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import clock
-from .batch import PendingStore, statement_fields
-from .errors import InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
+from .batch import PendingStore, collection_paused, statement_fields
+from .errors import IncompleteHistory, InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
 from .fold import attach_elsewhere, fold
 from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, check_instant, format_rfc3339
@@ -40,6 +40,7 @@ from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
 
 MAX_BELIEFS = 1000
+SUBJECT_VALUES_EVENTS = 200  # a subject with more: Memory._value_predicates reads value by value
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,16 +349,40 @@ class Memory:
         return combined[: len(beliefs)]
 
     def _value_predicates(self, subject: str, keys: list[str], tl: Timeline) -> set[str]:
-        """``Store.value_predicates``, kept with the folded pairs and caught up with them."""
+        """``Store.value_predicates``, kept with the folded pairs and caught up with them:
+        every value of a subject with few events (read once, so the next remember of the
+        subject asks nothing), else the values asked for."""
         if tl is not self._pairs.timeline or len(self._pairs.value_names) > 10_000:
             if tl is self._pairs.timeline:
                 self._pairs.value_names.clear()
             return self.store.value_predicates(subject, keys)
+        every = self._pairs.subject_values
+        if subject not in every:
+            if len(every) > 10_000:
+                every.clear()
+            every[subject] = self._subject_values(subject)
+        values = every[subject]
+        if values is not None:
+            return set().union(*(values.get(k, ()) for k in keys))
         known = self._pairs.value_names.setdefault(subject, {})
         names = known.get(tuple(keys))
         if names is None:
             names = known[tuple(keys)] = self.store.value_predicates(subject, keys)
         return names
+
+    def _subject_values(self, subject: str) -> dict[str, set[str]] | None:
+        """Value key -> stored names asserting it, of every event of a subject with at most
+        ``SUBJECT_VALUES_EVENTS`` events; None for a bigger subject, or one a row of which
+        does not decode (its values are then read value by value, by index)."""
+        try:
+            events = self.store.subject_events(subject, SUBJECT_VALUES_EVENTS)
+        except (IncompleteHistory, InvalidEvent):
+            return None
+        out: dict[str, set[str]] = {}
+        for e in events:
+            if not e.retraction:
+                out.setdefault(e.key, set()).add(e.predicate)
+        return out
 
     def profile(self, subject: str, as_of: int | None = None, known_at: int | None = None) -> list[Belief]:
         """Everything believed about a subject at an instant, typed beliefs before notes."""
@@ -505,8 +530,9 @@ class Memory:
         while t in entry.taken:
             t += 1
         before = entry.beliefs_at(t, tl)
+        before_keys = [b.key for b in before]  # each belief's key is worked out once
         key = value_key(value)
-        held = next((b for b in before if b.key == key), None)
+        held = before[before_keys.index(key)] if key in before_keys else None
 
         stored_name = name if (tl.is_merged(name) and tl.canonical(name) == p) else p
         statement: Event | None = None
@@ -563,10 +589,13 @@ class Memory:
             already = True
         else:
             after = entry.fold_with([statement, *retractions], t, tl)
-            stored_belief = next(b for b in after if b.key == key)
+            after_keys = [b.key for b in after]
+            stored_belief = after[after_keys.index(key)]
             already = False
-            gone = {b.key for b in after}
-            withdrawn = [b for b in before if b.key not in gone] + [w for w in withdrawn if w.predicate != p]
+            gone = set(after_keys)
+            withdrawn = [b for b, k in zip(before, before_keys, strict=True) if k not in gone] + [
+                w for w in withdrawn if w.predicate != p
+            ]
             withdrawn += self._excluded_by(s, p, statement, t, tl, {(w.predicate, w.key) for w in withdrawn})
         related = self._related(s, p, stored_belief, tl)
         return RememberResult(stored_belief, already, withdrawn, unreplaced, related, events)
@@ -604,8 +633,9 @@ class Memory:
         pending = PendingStore(real)
         self.store = pending  # type: ignore[assignment]
         try:
-            yield
-            pending.commit()
+            with collection_paused():
+                yield
+                pending.commit()
         finally:
             self.store = real
             self._timeline = None  # the batch's positions were its own: catch up from the store
@@ -616,7 +646,10 @@ class Memory:
         stored or, on the first error, nothing of it (the error names the statement,
         counted from 1)."""
         results: list[RememberResult] = []
+        statements = list(statements)
         with self.batch():
+            if isinstance(self.store, PendingStore):
+                self.store.expect(_subjects_of(statements))
             for i, st in enumerate(statements, 1):
                 fields = statement_fields(st, i)
                 try:
@@ -800,6 +833,17 @@ def check_import_room(store: Store, events: Callable[[], Iterable[Event]]) -> No
                 f"the import would give the pair {s}/{p} {have + new} events ({have} stored, {new} new), past the "
                 f"limit of {MAX_PAIR_EVENTS} a pair can be read with; nothing was imported"
             )
+
+
+def _subjects_of(statements: list[Mapping[str, Any]]) -> list[str]:
+    """The subjects a batch will write, as stored (statements that will fail are left out)."""
+    out: dict[str, str] = {}  # as given -> as stored
+    for st in statements:
+        subject = st.get("subject") if isinstance(st, dict) else None
+        if isinstance(subject, str) and subject not in out:
+            with suppress(RecallError):
+                out[subject] = normalize_subject(subject)
+    return list(out.values())
 
 
 def _logged(record: RegistryRecord, at: int) -> LoggedRecord:

@@ -73,6 +73,10 @@ class Entry:
     last: int | None = None  # the latest instant of any event held
     state: dict[str, Held] | None = None  # after every event held
     beliefs: list[Belief] | None = None  # of ``state``
+    # value key -> (held value, its belief): a state moved on by one event keeps most of
+    # its held values, whose beliefs are not built again (a held value is never changed)
+    made: dict[str, tuple[Held, Belief]] = field(default_factory=dict)
+    made_under: Timeline | None = None
 
     @classmethod
     def build(cls, subject: str, predicate: str, events: list[Event], others: set[str], tl: Timeline) -> Entry:
@@ -133,8 +137,25 @@ class Entry:
         if self.last is not None and at < self.last:
             return fold(self.events, self.subject, self.predicate, tl, at)
         if self.beliefs is None:
-            self.beliefs = state_beliefs(self._state(tl), self.predicate, tl)
+            self.beliefs = self._beliefs_of(self._state(tl), tl)
         return list(self.beliefs)
+
+    def _beliefs_of(self, held: dict[str, Held], tl: Timeline) -> list[Belief]:
+        """``state_beliefs(held, ...)``, reusing the beliefs of held values built before."""
+        if self.made_under is not tl:
+            self.made.clear()
+            self.made_under = tl
+        made = self.made
+        out = []
+        for k, h in held.items():
+            got = made.get(k)
+            if got is None or got[0] is not h:
+                got = made[k] = (h, state_beliefs({k: h}, self.predicate, tl)[0])
+            out.append(got[1])
+        if len(made) > 2 * len(held) + 8:  # values no longer held
+            for k in [k for k in made if k not in held]:
+                del made[k]
+        return out
 
     def fold_with(self, extra: list[Event], at: int, tl: Timeline) -> list[Belief]:
         """The fold at ``at`` of the pair's events and ``extra`` (events just appended, or about to be)."""
@@ -147,7 +168,7 @@ class Entry:
             and all(at >= e.observed_at and not e.replaces for e in extra)
         ):
             held = extend_state(self._state(tl), extra, self.subject, self.predicate, tl)
-            return state_beliefs(held, self.predicate, tl)
+            return self._beliefs_of(held, tl)
         return fold([*self.events, *extra], self.subject, self.predicate, tl, at)
 
 
@@ -164,6 +185,9 @@ class PairCache:
         # subject -> value keys -> stored names asserting them (``Store.value_predicates``),
         # kept up by ``catch_up``
         self.value_names: dict[str, dict[tuple[str, ...], set[str]]] = {}
+        # subject -> value key -> stored names asserting it, for every value of a subject
+        # with few events (None: too many to keep), kept up by ``catch_up`` the same way
+        self.subject_values: dict[str, dict[str, set[str]] | None] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -180,6 +204,7 @@ class PairCache:
         self._by_subject.clear()
         self._size = 0
         self.value_names.clear()
+        self.subject_values.clear()
 
     def get(self, subject: str, predicate: str) -> Entry | None:
         e = self._entries.get((subject, predicate))
@@ -217,6 +242,9 @@ class PairCache:
         assert tl is not None
         for pos, ev in news:
             if not ev.retraction:  # the names asserting a value only grow, and only by assertions
+                every = self.subject_values.get(ev.subject)
+                if every is not None:
+                    every.setdefault(ev.key, set()).add(ev.predicate)
                 known = self.value_names.get(ev.subject)
                 if known:
                     k = ev.key

@@ -388,6 +388,29 @@ def _built(
     return e
 
 
+def stamped(e: Event, recorded_at: int | None) -> Event:
+    """``dataclasses.replace(e, recorded_at=recorded_at)``, its slots set directly (an
+    append stamps every event it wrote with the instant it recorded it)."""
+    out = _built(
+        e.id,
+        e.kind,
+        e.subject,
+        e.predicate,
+        e.value,
+        e.confidence,
+        e.source,
+        e.retraction,
+        e.observed_at,
+        e.evidence,
+        e.evidence_id,
+        e.caused_by,
+        recorded_at,
+    )
+    if e.replaces:
+        _set_replaces(out, e.replaces)
+    return out
+
+
 def _fine_text(v: object, name: str) -> bool:
     return type(v) is str and bool(v.strip()) and text_problem(v, name) is None
 

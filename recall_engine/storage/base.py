@@ -135,6 +135,11 @@ class Store(ABC):
         """Stored names under which ``subject`` asserted any of these values (an index-only read)."""
         return {e.predicate for e in self.value_events(subject, value_keys) if not e.retraction}
 
+    def absent_subjects(self, subjects: Sequence[str]) -> set[str]:
+        """Those of ``subjects`` the collection holds no event of (a batch of writes then
+        skips reading them; recall_engine.batch)."""
+        return {s for s in set(subjects) if not self.pairs(s)}
+
     # --- streams for previews, conflicts, exports (ordered, bounded memory) ---
     @abstractmethod
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:

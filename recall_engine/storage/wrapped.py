@@ -69,6 +69,9 @@ class WrappedStore(Store):
     def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
         return self.inner.value_predicates(subject, value_keys)
 
+    def absent_subjects(self, subjects: Sequence[str]) -> set[str]:
+        return self.inner.absent_subjects(subjects)
+
     def predicate_events(self, predicates: Sequence[str], subjects: Sequence[str] | None = None) -> Iterator[Event]:
         return self.inner.predicate_events(predicates, subjects)
 

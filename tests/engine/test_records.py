@@ -199,6 +199,21 @@ def test_formats() -> None:
     ]
 
 
+def test_instants_in_one_second_and_the_next_format_alike_in_any_order() -> None:
+    # the text of the last second formatted is kept: it must never leak into another second
+    cases = [
+        (AT + 5, "2026-09-01T13:00:00.000000005Z", "2026-09-01T13:00:00.000000005Z"),
+        (AT + NS - 1, "2026-09-01T13:00:00.999999999Z", "2026-09-01T13:00:00.999999999Z"),
+        (AT + NS, "2026-09-01T13:00:01.000000000Z", "2026-09-01T13:00:01Z"),
+        (AT, "2026-09-01T13:00:00.000000000Z", "2026-09-01T13:00:00Z"),
+        (-1, "1969-12-31T23:59:59.999999999Z", "1969-12-31T23:59:59.999999999Z"),
+        (AT + 1, "2026-09-01T13:00:00.000000001Z", "2026-09-01T13:00:00.000000001Z"),
+        (0, "1970-01-01T00:00:00.000000000Z", "1970-01-01T00:00:00Z"),
+    ]
+    for ns, fixed, rfc in cases + cases[::-1]:
+        assert (format_fixed(ns), format_rfc3339(ns)) == (fixed, rfc)
+
+
 # --- decoding -------------------------------------------------------------------------
 
 

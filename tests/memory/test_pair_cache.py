@@ -20,6 +20,7 @@ from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.pair_cache import Entry, PairCache
 from recall_engine.registry import Definition, RegistryRecord
+from recall_engine.values import value_key
 
 from .conftest import declare
 
@@ -198,6 +199,16 @@ def test_cached_reads_and_writes_equal_a_fold_from_scratch(backend, ops):
             events = m.pair_input(s, q, tl)
             for at in (clock.t, clock.t - 5 * DAY, clock.t - 20 * DAY):
                 assert m._fold_pair(s, q, tl, at) == fold(events, s, q, tl, at)
+    # and the names each value is asserted under, kept beside them, equal the store's
+    for s in SUBJECTS:
+        for v in VALUES:
+            key = value_key(v)
+            assert m._value_predicates(s, [key], tl) == cached_store.value_predicates(s, [key])
+        kept = m._pairs.subject_values.get(s)
+        if kept is not None:
+            assert {k: names for k, names in kept.items() if names} == {
+                k: cached_store.value_predicates(s, [k]) for k in kept if cached_store.value_predicates(s, [k])
+            }
 
 
 def test_an_entry_extended_event_by_event_equals_one_built_at_once(store):

@@ -61,13 +61,25 @@ def pair_answers(m: Memory):
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
-@given(statements=st.lists(statement, min_size=1, max_size=20), open_vocabulary=st.booleans())
-def test_a_batch_answers_as_one_remember_at_a_time(backend, statements, open_vocabulary):
+@given(
+    statements=st.lists(statement, min_size=1, max_size=20),
+    stored=st.lists(statement, max_size=4),
+    open_vocabulary=st.booleans(),
+)
+def test_a_batch_answers_as_one_remember_at_a_time(backend, statements, stored, open_vocabulary):
+    """``stored`` are remembered first, one at a time, into both: a batch reads the
+    subjects the store holds, and skips reading the ones it holds nothing of."""
     n = next(_names)
     one = Memory(backend.store(f"one{n}"), now=Clock())
     batch = Memory(backend.store(f"batch{n}"), now=Clock())
     declare(one, open_vocabulary=open_vocabulary)
     declare(batch, open_vocabulary=open_vocabulary)
+    for s in stored:
+        try:
+            one.remember(**s)
+        except InvalidInput:
+            return
+        batch.remember(**s)
     expected = []
     for s in statements:
         try:
@@ -137,3 +149,27 @@ def test_a_committed_remember_survives_kill_9_and_a_killed_batch_leaves_nothing(
     assert sorted(b.value for b in memory.read_pair("ann", "uses_technology")) == sorted(f"tech-{i}" for i in range(20))
     assert memory.read_pair("bob", "uses_technology") == []
     assert memory.remember("bob", "uses_technology", "t0").already_known is False
+
+
+def test_a_batch_pauses_the_cycle_collector_and_leaves_it_as_it_found_it(store):
+    import gc
+
+    m = Memory(store, now=Clock())
+    declare(m)
+    assert gc.isenabled()
+    with m.batch():
+        assert not gc.isenabled()
+        with m.batch():  # a batch inside joins the outer one
+            m.remember("ann", "goal", "x")
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), m.batch():
+        raise RuntimeError("the block fails")
+    assert gc.isenabled()
+    gc.disable()  # paused by the program: a batch leaves it paused
+    try:
+        m.remember_many([{"subject": "ann", "predicate": "goal", "value": "y"}])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert sorted(b.value for b in m.read_pair("ann", "goal")) == ["x", "y"]

@@ -198,6 +198,18 @@ def test_events_by_id_leaves_unknown_ids_out(store):
     assert store.events_by_id(["m-unknown"]) == []
 
 
+def test_absent_subjects_are_those_without_any_event(store, backend):
+    other = backend.store("other")
+    other.append([ev("carol", "likes", "tea")])  # another collection's subjects do not count
+    store.append([ev("user", "likes", "tea"), ev("user", "likes", "tea", 1, retraction=True)])
+    assert store.absent_subjects(["user", "carol", "nobody", "nobody", 'Ünïcode "q"']) == {
+        "carol",
+        "nobody",
+        'Ünïcode "q"',
+    }
+    assert store.absent_subjects([]) == set()
+
+
 def test_replacing_events_finds_events_whose_replaces_name_the_predicate(store):
     plain = ev("user", "prefers_editor", "vim")
     fix = ev("user", "uses_editor", "zed", 1, replaces=[Replace("prefers_editor", "vim")])

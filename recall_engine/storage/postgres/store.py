@@ -12,7 +12,6 @@ import json
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,7 +21,7 @@ from psycopg import errors as pgerrors
 from ... import clock
 from ...embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
-from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event
+from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event, stamped
 from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Appended, Hit, Store, Touch
 from ..common import (
@@ -319,9 +318,7 @@ class PostgresStore(MeaningsMixin, Store):
                     "SELECT position FROM recall.events WHERE collection_id = %s AND position > %s ORDER BY position",
                     (self.cid, placed[0]),
                 ).fetchall()
-                placed.extend(
-                    (int(r[0]), replace(ev, recorded_at=recorded)) for r, ev in zip(positions, events, strict=True)
-                )
+                placed.extend((int(r[0]), stamped(ev, recorded)) for r, ev in zip(positions, events, strict=True))
         return len(events)
 
     def append(self, events: Sequence[Event]) -> int:
@@ -509,6 +506,16 @@ class PostgresStore(MeaningsMixin, Store):
                 "SELECT DISTINCT predicate FROM recall.events WHERE collection_id = %s AND subject = %s "
                 "AND value_key = ANY(%s) AND NOT retraction",
                 (self.cid, subject, keys),
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def absent_subjects(self, subjects: Sequence[str]) -> set[str]:
+        # one index probe per subject (a DISTINCT would walk all of a big subject's rows)
+        with self.backend.connection("reading subjects") as conn:
+            rows = conn.execute(
+                "SELECT s FROM unnest(%s::text[]) AS s WHERE NOT EXISTS "
+                "(SELECT 1 FROM recall.events WHERE collection_id = %s AND subject = s)",
+                (unique(subjects), self.cid),
             ).fetchall()
         return {r[0] for r in rows}
 

@@ -10,12 +10,11 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
 from ... import clock
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
-from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, UNSEARCHED_SUBJECTS, Event, decode_event
+from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, UNSEARCHED_SUBJECTS, Event, decode_event, stamped
 from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Appended, Store, Touch
 from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, SEARCHED, pair_name, recorded_instant, refused, unique
@@ -274,7 +273,7 @@ class SQLiteStore(SearchMixin, Store):
         with self._write() as conn:
             before, placed = self._place(conn, prepared)
         # stamped with their recorded instant, as a read of them gives them back
-        return Appended(before, [(pos, replace(ev, recorded_at=recorded)) for pos, ev, recorded in placed])
+        return Appended(before, [(pos, stamped(ev, recorded)) for pos, ev, recorded in placed])
 
     def append_many(
         self,
@@ -457,6 +456,15 @@ class SQLiteStore(SearchMixin, Store):
                 (self.cid, subject, *keys),
             )
             .fetchall()
+        )
+        return {r[0] for r in rows}
+
+    def absent_subjects(self, subjects: Sequence[str]) -> set[str]:
+        # one index probe per subject (a DISTINCT would walk all of a big subject's rows)
+        rows = self._conn().execute(
+            "SELECT value FROM json_each(?) WHERE NOT EXISTS "
+            "(SELECT 1 FROM events WHERE collection_id = ? AND subject = json_each.value)",
+            (json.dumps(unique(subjects)), self.cid),
         )
         return {r[0] for r in rows}
 
