@@ -21,9 +21,9 @@ from recall_engine import clock
 from recall_engine.admission import Admission
 from recall_engine.batch import statement_fields
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
-from recall_engine.instants import parse_instant
+from recall_engine.instants import NS, parse_instant
 from recall_engine.memory import Memory, check_import_room
-from recall_engine.records import REGISTRY_SUBJECT, Event, check_id, decode_event
+from recall_engine.records import REGISTRY_SUBJECT, Event, check_id, decode_event, fixed_event_id
 from recall_engine.registry import decode_record
 from recall_engine.storage.base import Store
 from recall_engine.text import normalize_subject
@@ -97,9 +97,9 @@ def _lines(path: str) -> Iterator[str]:
 def _decode_all(lines: Iterable[str], admission: Admission | None = None) -> Iterator[Event]:
     """Each line decoded once: an ordinary line through ``_quick_event``, anything else
     (and every line it is unsure of) through ``decode_line``, which words the refusal."""
-    seconds: dict[str, int] = {}
+    days: dict[str, int] = {}
     for n, text in enumerate(lines, 1):
-        event = _quick_event(text, seconds)
+        event = _quick_event(text, days)
         if event is None:
             event = decode_line(text, n)
             if event is None:
@@ -111,12 +111,12 @@ def _decode_all(lines: Iterable[str], admission: Admission | None = None) -> Ite
         admission.timeline()
 
 
-# an instant as ``export`` writes it (RFC3339 UTC); its whole seconds are parsed once
-_EXPORTED_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z\Z")
+# an instant as ``export`` writes it (RFC3339 UTC); the epoch second of each day is found once
+_EXPORTED_INSTANT = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z\Z")
 _BIG_FLOAT = 2.0**63  # orjson reads an integer past 64 bits as a float; json.loads keeps the integer
 
 
-def _quick_event(text: str, seconds: dict[str, int]) -> Event | None:
+def _quick_event(text: str, days: dict[str, int]) -> Event | None:
     """``decode_line``'s event for an ordinary valid line (a statement whose id matches),
     or None, and then ``decode_line`` decides: a blank line, a registry record, and
     every line it would refuse take that path, so each refusal reads as it always has.
@@ -136,17 +136,21 @@ def _quick_event(text: str, seconds: dict[str, int]) -> Event | None:
     m = _EXPORTED_INSTANT.match(at) if type(at) is str else None
     if m is None:
         return None
-    whole = seconds.get(m[1])
-    if whole is None:
+    day, hh, mm, ss, frac = m.groups()
+    midnight = days.get(day)
+    if midnight is None:
         try:
-            whole = parse_instant(m[1] + "Z")
+            midnight = parse_instant(day)  # the calendar checked (February 30 refused)
         except RecallError:
             return None
-        if len(seconds) < 100_000:
-            seconds[m[1]] = whole
-    frac = m[2]
+        if len(days) < 100_000:
+            days[day] = midnight
+    h, mi, sec = int(hh), int(mm), int(ss)
+    if h > 23 or mi > 59 or sec > 59:  # parse_instant refuses them too
+        return None
+    nanos = frac.ljust(9, "0") if frac else "000000000"
     try:
-        event = decode_event(obj, observed_at=whole + int(frac.ljust(9, "0")) if frac else whole)
+        event = decode_event(obj, observed_at=midnight + (h * 3600 + mi * 60 + sec) * NS + int(nanos))
     except Exception:  # noqa: BLE001 - whatever it is, decode_line words it
         return None
     v = event.value
@@ -154,9 +158,11 @@ def _quick_event(text: str, seconds: dict[str, int]) -> Event | None:
         type(r.value) is float and abs(r.value) >= _BIG_FLOAT for r in event.replaces
     ):
         return None
-    try:
-        check_id(event)
-    except RecallError:
+    # check_id, with the instant's storage form read off the line (format_fixed gives the
+    # same text for a UTC instant whose calendar parse_instant accepted)
+    eid = event.id
+    fixed = f"{day}T{hh}:{mm}:{ss}.{nanos}Z"
+    if eid.startswith("m-") and eid != fixed_event_id(event.subject, event.predicate, v, event.retraction, fixed):
         return None
     return event
 

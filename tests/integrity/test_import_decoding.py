@@ -10,6 +10,7 @@ import pytest
 
 from recall_admin import transfer
 from recall_engine.errors import RecallError
+from recall_engine.instants import parse_instant
 from recall_engine.records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Replace, make_event
 from tests.memory.conftest import NOW
 
@@ -43,6 +44,13 @@ LINES = {
     "a lower-case t and z": _line(TEA, observed_at="2026-01-02t03:04:05z", id="hand-5"),
     "a space around the instant": _line(TEA, observed_at=" 2026-01-02T03:04:05Z ", id="hand-6"),
     "February 30": _line(TEA, observed_at="2026-02-30T00:00:00Z"),
+    "a leap day, one nanosecond past a second": _line(
+        make_event("carol", "likes", "tea", parse_instant("2024-02-29T23:59:59.000000001Z"))
+    ),
+    "a year before 1000": _line(make_event("carol", "likes", "tea", parse_instant("0999-12-31T23:59:59.5Z"))),
+    "hour 24": _line(TEA, observed_at="2026-01-02T24:00:00Z", id="hand-7"),
+    "minute 60": _line(TEA, observed_at="2026-01-02T23:60:00Z", id="hand-8"),
+    "a leap second": _line(TEA, observed_at="2016-12-31T23:59:60Z", id="hand-9"),
     "ten fraction digits": _line(TEA, observed_at="2026-01-02T03:04:05.1234567891Z"),
     "an instant that is a number": _line(TEA, observed_at=12),
     "no instant": json.dumps({k: v for k, v in TEA.to_json().items() if k != "observed_at"}) + "\n",
@@ -93,6 +101,7 @@ def test_the_lines_cover_both_outcomes():
     [
         ("ordinary", True),
         ("evidence", True),
+        ("a leap day, one nanosecond past a second", True),
         ("replaces", True),
         ("an integer past 64 bits (orjson reads a float)", False),
         ("a replaced integer past 64 bits", False),

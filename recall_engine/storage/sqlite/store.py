@@ -193,23 +193,28 @@ class SQLiteStore(SearchMixin, Store):
             for i, p in enumerate(out)
         ]
 
-    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> int:
+    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple], known: set[str] | None = None) -> int:
         """Insert inside the caller's transaction; skip stored ids; return how many were new."""
-        return len(self._place(conn, prepared)[1])
+        return len(self._place(conn, prepared, known)[1])
 
-    def _place(self, conn: sqlite3.Connection, prepared: list[tuple]) -> tuple[int, list[tuple[int, Event, int]]]:
+    def _place(
+        self, conn: sqlite3.Connection, prepared: list[tuple], known: set[str] | None = None
+    ) -> tuple[int, list[tuple[int, Event, int]]]:
         """``_insert``, returning the collection's position before the insert and the new
-        events with the positions and the recorded instant they got."""
+        events with the positions and the recorded instant they got. ``known``: every id
+        the collection holds, kept by a caller that saw it empty in this transaction (and
+        grown here), so stored ids need no lookup."""
         cid = self.cid
-        ids = [p[0].id for p in prepared]
-        stored: set[str] = set()
-        for chunk in chunks(unique(ids)):
-            stored.update(
-                r[0]
-                for r in conn.execute(
-                    f"SELECT id FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})", (cid, *chunk)
+        stored: set[str] = set() if known is None else known
+        if known is None:
+            for chunk in chunks(unique([p[0].id for p in prepared])):
+                stored.update(
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT id FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})",
+                        (cid, *chunk),
+                    )
                 )
-            )
         fresh = []
         for p in prepared:
             if p[0].id not in stored:
@@ -308,11 +313,12 @@ class SQLiteStore(SearchMixin, Store):
         conn = self._conn()
         deferred = conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is None
         read = written = 0
+        known: set[str] | None = None  # an atomic import into an empty collection: every id it holds
 
         def write(prepared: list[tuple], upto: int) -> None:
             nonlocal written
             if atomic:
-                written += self._insert(conn, prepared)
+                written += self._insert(conn, prepared, known)
             else:
                 with self._write() as c:
                     written += self._insert(c, prepared)
@@ -346,6 +352,11 @@ class SQLiteStore(SearchMixin, Store):
                     if deferred:
                         for name in SECONDARY_INDEXES:
                             c.execute(f"DROP INDEX IF EXISTS {name}")
+                    if (
+                        c.execute("SELECT 1 FROM events WHERE collection_id = ? LIMIT 1", (self.cid,)).fetchone()
+                        is None
+                    ):
+                        known = set()
                     run()
                     if deferred:
                         for sql in SECONDARY_INDEXES.values():
