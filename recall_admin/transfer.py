@@ -154,8 +154,8 @@ def _quick_event(text: str, days: dict[str, int]) -> Event | None:
     except Exception:  # noqa: BLE001 - whatever it is, decode_line words it
         return None
     v = event.value
-    if (type(v) is float and abs(v) >= _BIG_FLOAT) or any(
-        type(r.value) is float and abs(r.value) >= _BIG_FLOAT for r in event.replaces
+    if (type(v) is float and abs(v) >= _BIG_FLOAT) or (
+        event.replaces and any(type(r.value) is float and abs(r.value) >= _BIG_FLOAT for r in event.replaces)
     ):
         return None
     # check_id, with the instant's storage form read off the line (format_fixed gives the

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 import numpy as np
+import orjson
 import psycopg
 from psycopg import errors as pgerrors
 
@@ -62,6 +63,16 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 
 
 _to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _body(obj: dict) -> str:
+    """The stored JSON of an event that decodes (so every number in it is finite): orjson,
+    several times faster; what it refuses (an integer past 64 bits, a lone surrogate) is
+    written by ``_to_json``. Both read back to the same event."""
+    try:
+        return orjson.dumps(obj).decode()
+    except TypeError:
+        return _to_json(obj)
 
 
 def one_row(cursor: psycopg.Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
@@ -180,7 +191,7 @@ class PostgresStore(MeaningsMixin, Store):
                 raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
             obj = ev.to_json()
             decode_event(obj, observed_at=at)
-            body = _to_json(obj)
+            body = _body(obj)
             out.append((ev, body, value_key(ev.value), " ".join(search_terms(search_text(ev)))))
         return out
 
