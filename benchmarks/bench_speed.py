@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_store import plain_select  # noqa: E402
+from recall_admin.transfer import event_line, import_file  # noqa: E402
 from recall_engine.instants import parse_instant  # noqa: E402
 from recall_engine.memory import Memory  # noqa: E402
 from recall_engine.records import make_event  # noqa: E402
@@ -137,6 +138,9 @@ def statements(url: str, label: str, n: int, pairs: int) -> None:
 
 
 def bulk_import(url: str, label: str, n: int) -> None:
+    """Two figures: ``append_many`` of events already built (the store's bulk path alone),
+    and ``import`` of a JSONL file as the CLI runs it (every line read, decoded and
+    admitted once, then written in one transaction)."""
     backend = open_backend(url)
     store = backend.store("import")
     evs = [make_event(f"u{k % 5000}", "prefers_editor", f"v{k}", BASE + k) for k in range(n)]
@@ -145,9 +149,40 @@ def bulk_import(url: str, label: str, n: int) -> None:
     s, cpu = time.perf_counter() - t0, time.process_time() - c0
     target = "100,000" if url.startswith("sqlite") else "50,000"
     print(
-        f"{label}: bulk import of {n:,} events: {n / s:,.0f} events/s (target >= {target}); "
+        f"{label}: bulk append_many of {n:,} built events: {n / s:,.0f} events/s (target >= {target}); "
         f"this process's CPU {cpu:.2f} s = {n / cpu:,.0f} events per CPU second"
     )
+    path = Path(tempfile.mkdtemp(prefix="recall-bench-import-")) / "events.jsonl"
+    source = backend.store("import-source")
+    records = declared(source).store.registry_events()
+    with open(path, "w", encoding="utf-8") as f:
+        for e in records:
+            f.write(event_line(e))
+        for k in range(n):  # a quarter with evidence, two predicates, 5,000 subjects
+            f.write(
+                event_line(
+                    make_event(
+                        f"u{k % 5000}",
+                        "uses_technology" if k % 3 == 0 else "prefers_editor",
+                        f"v{k}",
+                        BASE + k * MINUTE // 7,
+                        evidence="said so in a chat" if k % 4 == 0 else "",
+                    )
+                )
+            )
+    into = backend.store("import-file")
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = import_file(into, str(path))
+    s, cpu = time.perf_counter() - t0, time.process_time() - c0
+    lines = result.lines
+    assert result.imported == lines, result
+    assert into.index_problems() == [], "the import left the search indexes unlike the log"
+    print(
+        f"{label}: import of a {lines:,}-line JSONL file (decode, admit, write in one transaction): "
+        f"{lines / s:,.0f} events/s (target >= {target}); this process's CPU {cpu:.2f} s = "
+        f"{lines / cpu:,.0f} events per CPU second"
+    )
+    path.unlink()
     backend.close()
 
 
@@ -191,6 +226,7 @@ def main() -> int:
     ap.add_argument("--statements", type=int, default=10_000)
     ap.add_argument("--pairs", type=int, default=1_000)
     ap.add_argument("--import-events", type=int, default=50_000)
+    ap.add_argument("--only-import", action="store_true", help="measure bulk import alone")
     ap.add_argument(
         "--pg-statements", type=int, default=2_000, help="statements on PostgreSQL (into a tenth as many pairs)"
     )
@@ -203,6 +239,9 @@ def main() -> int:
 
         urls.append(("PostgreSQL", fresh_database(start_server(), f"speed_{os.getpid()}")))
     for label, url in urls:
+        if args.only_import:
+            bulk_import(url, label, args.import_events)
+            continue
         reads(url, label)
         remember_sizes(url, label, args.big)
         if label == "SQLite":
@@ -210,7 +249,7 @@ def main() -> int:
         else:  # a round trip per statement: fewer of them, the same pair sizes
             statements(url, label, args.pg_statements, max(1, args.pg_statements // 10))
         bulk_import(url, label, args.import_events)
-    if args.runs:
+    if args.runs and not args.only_import:
         startup(args.runs)
     return 0
 

@@ -33,10 +33,11 @@ class Admission:
         self._timeline: Timeline | None = None
         self._unbuilt = ""  # where the last registry record not yet folded came from
 
-    def admit(self, e: Event, where: str) -> None:
-        """Raise InvalidInput "<where>: <problem>" for an event ``remember`` would not write."""
+    def admit(self, e: Event, where: str, *, id_checked: bool = False) -> None:
+        """Raise InvalidInput "<where>: <problem>" for an event ``remember`` would not write.
+        ``id_checked``: the caller has already run ``check_id`` on it (a JSONL import)."""
         try:
-            self._check(e, where)
+            self._check(e, where, id_checked)
         except RecallError as err:
             raise InvalidInput(f"{where}: {err.message}") from None
 
@@ -58,8 +59,9 @@ class Admission:
             self._unbuilt = ""
         return self._timeline
 
-    def _check(self, e: Event, where: str) -> None:
-        check_id(e)
+    def _check(self, e: Event, where: str, id_checked: bool = False) -> None:
+        if not id_checked:
+            check_id(e)
         check_instant(e.observed_at)
         if self._latest is not None and e.observed_at > self._latest:
             raise InvalidInput(f"observed_at {format_rfc3339(e.observed_at)} is in the future")

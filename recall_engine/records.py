@@ -39,9 +39,13 @@ UNSEARCHED_SUBJECTS = frozenset({WRITER_SUBJECT})
 
 
 def event_id(subject: str, predicate: str, value: object, retraction: bool, observed_at: int) -> str:
-    raw = "\x00".join(
-        (subject, predicate, value_key(value), "retract" if retraction else "assert", format_fixed(observed_at))
-    )
+    return fixed_event_id(subject, predicate, value, retraction, format_fixed(observed_at))
+
+
+def fixed_event_id(subject: str, predicate: str, value: object, retraction: bool, fixed: str) -> str:
+    """``event_id`` with the instant already in its storage form (``format_fixed``): an
+    import has it from the line's own text, without formatting it again."""
+    raw = "\x00".join((subject, predicate, value_key(value), "retract" if retraction else "assert", fixed))
     return "m-" + hashlib.sha256(raw.encode()).digest()[:12].hex()
 
 

@@ -453,6 +453,28 @@ def test_bulk_import_is_atomic_per_batch(db: str) -> None:
         assert store.count() == 3
 
 
+def test_an_atomic_bulk_import_writes_nothing_when_a_late_batch_fails(db: str, admin) -> None:
+    """``import`` of a file: one transaction for every batch, the dropped indexes included."""
+    indexes = "SELECT indexname FROM pg_indexes WHERE schemaname = 'recall' AND tablename = 'events' ORDER BY 1"
+    evs = _events(8)
+    evs[6] = make_event("ana", "likes", "bad", T0 + 6, confidence=2.0)
+    with PostgresBackend(db) as backend:
+        full = [r[0] for r in admin.execute(indexes)]
+        assert "events_pair" in full
+        store = backend.store("memories")
+        seen: list[tuple[int, int]] = []
+        with pytest.raises(InvalidEvent, match="invalid confidence"):
+            store.append_many(evs, batch_size=3, atomic=True, progress=lambda r, w: seen.append((r, w)))
+        assert seen == [(3, 3), (6, 6)]  # two batches were written before the third failed
+        assert store.count() == 0 and list(store.all_events()) == []
+        assert [r[0] for r in admin.execute(indexes)] == full
+        good = _events(8)
+        assert store.append_many(good, batch_size=3, atomic=True) == 8
+        assert [e.id for e in store.all_events()] == [e.id for e in good]
+        assert [r[0] for r in admin.execute(indexes)] == full  # dropped and built again inside it
+        assert store.index_problems() == []
+
+
 _WORKER = textwrap.dedent(
     """
     import sys

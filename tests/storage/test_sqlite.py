@@ -521,6 +521,28 @@ def test_append_many_is_atomic_per_batch(db):
         assert [e.value for e in store.all_events()] == ["tea", "x0", "x1"]  # the first batch stayed
 
 
+def test_append_many_atomic_writes_nothing_when_a_late_batch_fails(db):
+    """``import`` of a file: one transaction for every batch, the dropped indexes included."""
+    with open_backend(str(db)) as b:
+        store = b.store("memories")
+        raw(db).execute(
+            "CREATE TRIGGER refuse_boom BEFORE INSERT ON events WHEN NEW.subject = 'boom' "
+            "BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END"
+        )
+        events = [ev("user", "likes", f"x{i}", i + 1) for i in range(5)] + [ev("boom", "likes", "y", 9)]
+        seen = []
+        with pytest.raises(StorageError) as err:
+            store.append_many(events, batch_size=2, atomic=True, progress=lambda r, w: seen.append((r, w)))
+        assert "refused by a test trigger" in str(err.value) and str(err.value).endswith("nothing of it was written")
+        assert seen == [(2, 2), (4, 4)]  # two batches were written before the third failed
+        assert store.count() == 0 and list(store.all_events()) == []
+        names = {r[0] for r in b.conn().execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert set(SECONDARY_INDEXES) <= names  # the drop was taken back with the rows
+        assert store.append_many(events[:5], batch_size=2, atomic=True) == 5
+        assert [e.value for e in store.all_events()] == [f"x{i}" for i in range(5)]
+        assert store.index_problems() == []
+
+
 # --- search details ----------------------------------------------------------------------
 
 
