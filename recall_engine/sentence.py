@@ -74,6 +74,7 @@ class Encoder:
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self._lock = threading.Lock()
         model = _built_graph(self.fingerprint, lambda: encoder_graph.build(weights, self._ranges(weights)))
+        self._graph_bytes = len(model)
         self._run = self._session(model).run
 
     def _ranges(self, weights: encoder_graph.Weights) -> encoder_graph.Ranges:
