@@ -14,8 +14,8 @@ here, once per machine (the built file is kept in the user's cache folder), with
   activations quantised with fixed ranges (static quantisation): each layer's
   input range is measured over the starter registries' names and descriptions
   (``measure``; for the shipped weights the figures are in
-  ``recall_engine.encoder_ranges``, so building takes a second, not a run over
-  every text). A range fixed in advance makes a text's vector the same whatever
+  ``recall_engine.encoder_ranges``, written by ``python -m recall_engine.sentence``,
+  so building takes a second, not a run over every text). A range fixed in advance makes a text's vector the same whatever
   it is embedded beside, which ranges taken from each batch would not;
 - weights use 7 of their 8 bits: CPUs without VNNI multiply uint8 by int8 with
   16-bit sums that saturate on full-range weights, and one bit less keeps every
@@ -231,22 +231,3 @@ def build(weights: Weights, ranges: Ranges) -> bytes:
     """The int8 encoder's serialised ONNX model, with these activation ranges."""
     model, _ = graph(weights, ranges)
     return model.SerializeToString()
-
-
-if __name__ == "__main__":  # python -m recall_engine.encoder_graph > recall_engine/encoder_ranges.py
-    from recall_engine import sentence
-
-    enc, where = sentence.model(), sentence.model_directory()
-    if enc is None or where is None:
-        raise SystemExit("the sentence model is unavailable")
-    w = Weights(where, json.loads((where / "config.json").read_text()))
-    measured = measure(enc._session, w, enc._calibration())
-    print('"""The int8 encoder\'s activation ranges for the shipped weights (written by')
-    print("``python -m recall_engine.encoder_graph``; see ``encoder_graph.measure``).")
-    print('"""')
-    print()
-    print(f'WEIGHTS = "{enc.weights_fingerprint}"  # ``sentence.Encoder.weights_fingerprint`` they were measured on')
-    print("RANGES = {")
-    for k, (lo, hi) in measured.items():
-        print(f'    "{k}": ({lo:.6g}, {hi:.6g}),')
-    print("}")

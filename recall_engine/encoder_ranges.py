@@ -1,5 +1,5 @@
 """The int8 encoder's activation ranges for the shipped weights (written by
-``python -m recall_engine.encoder_graph``; see ``encoder_graph.measure``).
+``python -m recall_engine.sentence``; see ``encoder_graph.measure``).
 """
 
 WEIGHTS = "a157ff0d59a4fe71"  # ``sentence.Encoder.weights_fingerprint`` they were measured on

@@ -366,3 +366,29 @@ def reset() -> None:
         _state.clear()
         _cache.clear()
         _disk = _DiskCache()
+
+
+def _ranges_module() -> str:
+    """recall_engine/encoder_ranges.py for the installed weights, measured again."""
+    enc, where = model(), model_directory()
+    if enc is None or where is None:
+        raise SystemExit("the sentence model is unavailable")
+    w = encoder_graph.Weights(where, json.loads((where / "config.json").read_text()))
+    lines = [
+        '"""The int8 encoder\'s activation ranges for the shipped weights (written by',
+        "``python -m recall_engine.sentence``; see ``encoder_graph.measure``).",
+        '"""',
+        "",
+        f'WEIGHTS = "{enc.weights_fingerprint}"  # ``sentence.Encoder.weights_fingerprint`` they were measured on',
+        "RANGES = {",
+        *(
+            f'    "{k}": ({lo:.6g}, {hi:.6g}),'
+            for k, (lo, hi) in encoder_graph.measure(enc._session, w, enc._calibration()).items()
+        ),
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m recall_engine.sentence > recall_engine/encoder_ranges.py
+    print(_ranges_module(), end="")

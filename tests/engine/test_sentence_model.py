@@ -219,7 +219,7 @@ def test_the_fingerprint_names_the_graph_as_well_as_the_weights(monkeypatch, tmp
 
 
 def test_the_shipped_activation_ranges_are_the_measured_ones():
-    # recall_engine/encoder_ranges.py is written by ``python -m recall_engine.encoder_graph``;
+    # recall_engine/encoder_ranges.py is written by ``python -m recall_engine.sentence``;
     # measured again here, so weights or a calibration set that change cannot leave it stale
     from recall_engine.encoder_ranges import RANGES, WEIGHTS
 
