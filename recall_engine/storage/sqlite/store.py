@@ -8,7 +8,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
@@ -25,6 +24,8 @@ from .search import SearchMixin
 from .sql import COLS, chunks, marks
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from .vectors import SparseVectors
 
 # numpy and the embedder (which needs it) are imported where they are used, so that
@@ -305,6 +306,8 @@ class SQLiteStore(SearchMixin, Store):
                 for name in SECONDARY_INDEXES:
                     c.execute(f"DROP INDEX IF EXISTS {name}")
         conn.execute("PRAGMA wal_autocheckpoint = 10000")
+        from concurrent.futures import ThreadPoolExecutor  # only an import needs it (and its logging)
+
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-import")
         pending: tuple[Future, int] | None = None
         try:
