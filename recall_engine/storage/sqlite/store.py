@@ -383,9 +383,11 @@ class SQLiteStore(SearchMixin, Store):
         if not preds:
             return []
         if len(preds) == 1:
+            # one pair: its index holds the rows in position order (the rowid ends every
+            # index entry), so no sort; with IN, "+" keeps the planner off events_position
             sql = (
                 f"SELECT {COLS} FROM events WHERE collection_id = ? AND subject = ? AND predicate = ? "
-                "ORDER BY +position LIMIT ?"
+                "ORDER BY position LIMIT ?"
             )
         else:
             sql = (
