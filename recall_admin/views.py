@@ -10,7 +10,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from recall_engine.errors import InvalidInput
-from recall_engine.history import answer_at, describe_record
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory, RememberResult
 from recall_engine.records import REGISTRY_SUBJECT, Belief
@@ -62,6 +61,8 @@ def history_view(memory: Memory, subject: str, predicate: str, known_at: int | N
     """Every step of a pair; each step says when it was said (``at``) and when the store
     recorded it (``recorded_at``). Known at an instant, only the steps recorded by then,
     and ``believed_then``: what a read at that instant answered."""
+    from recall_engine.history import answer_at  # not loaded by the other views (docs/benchmarks.md, "Start-up")
+
     s, p, steps = memory.history(subject, predicate, known_at=known_at)
     out = {
         "subject": s,
@@ -238,6 +239,8 @@ def summarize(r: LoggedRecord) -> str:
     rec = r.record
     if rec.op == "vocabulary":
         return "vocabulary opened: writes may define new predicates" if rec.open else "vocabulary closed"
+    from recall_engine.history import describe_record
+
     text = describe_record(r, rec.name)
     if r.ignored:
         text += " (ignored: the name was already defined)"

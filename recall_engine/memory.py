@@ -12,13 +12,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import clock
 from .batch import PendingStore, collection_paused, statement_fields
 from .errors import IncompleteHistory, InvalidEvent, InvalidInput, LimitExceeded, RecallError, UnknownPredicate
 from .fold import attach_elsewhere, fold
-from .history import Change, Explanation, HistoryStep, diff_answers, explain, history
 from .instants import MINUTE_NS, check_instant, format_rfc3339
 from .integrity import readable_registry
 from .pair_cache import CATCH_UP_LIMIT, Entry, PairCache
@@ -38,6 +37,9 @@ from .storage.known import KnownAt
 from .text import NOTE, RESERVED_PREDICATES, check_predicate_name, check_text, normalize_subject, snake_case
 from .timeline import LoggedRecord, Timeline
 from .values import Value, normalize_value, storage_class_of, value_key
+
+if TYPE_CHECKING:  # history, diff and explain load their module when asked (docs/benchmarks.md, "Start-up")
+    from .history import Change, Explanation, HistoryStep
 
 MAX_BELIEFS = 1000
 SUBJECT_VALUES_EVENTS = 200  # a subject with more: Memory._value_predicates reads value by value
@@ -417,6 +419,8 @@ class Memory:
         tl = self.timeline()
         s = normalize_subject(subject)
         p = self.resolve(predicate, tl)
+        from .history import history
+
         return s, p, history(self.pair_input(s, p, tl), s, p, tl)
 
     def explain(
@@ -429,6 +433,8 @@ class Memory:
         s = normalize_subject(subject)
         p = self.resolve(predicate, tl)
         at = self._as_of(as_of)
+        from .history import explain
+
         x = explain(self.pair_input(s, p, tl), s, p, tl, at)
         x.beliefs[:] = self._with_elsewhere(s, x.beliefs, tl, at)
         return x
@@ -446,6 +452,8 @@ class Memory:
         ``known_at``, and as of ``to_at`` known at ``known_to`` (default ``known_at``).
         A known instant of None reads the whole log; ``to_at`` defaults to the second
         read's known instant, or now."""
+        from .history import diff_answers
+
         known_after = known_at if known_to is None else known_to
         then, later = self.known(known_at), self.known(known_after)
         to = to_at if to_at is not None else self._as_of(known_after)

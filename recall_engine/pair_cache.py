@@ -82,9 +82,18 @@ class Entry:
     def build(cls, subject: str, predicate: str, events: list[Event], others: set[str], tl: Timeline) -> Entry:
         names, replaced = bearing_names(predicate, others, tl)
         e = cls(subject, predicate, [], names, replaced, frozenset(others))
-        for ev in events:
-            if ev.id not in e.ids:
-                e._add(ev, tl)
+        ids = {ev.id for ev in events}
+        if len(ids) < len(events):  # an event listed twice is held once
+            for ev in events:
+                if ev.id not in e.ids:
+                    e._add(ev, tl)
+            return e
+        # ``_add`` for each event, in bulk: a first read builds an entry for every pair
+        e.events, e.ids = list(events), ids
+        e.taken = {ev.observed_at for ev in events}
+        own = {n for n in {ev.predicate for ev in events} if tl.canonical(n) == predicate}
+        e.own = sum(1 for ev in events if ev.predicate in own)
+        e.last = max(e.taken) if events else None
         return e
 
     def _add(self, ev: Event, tl: Timeline) -> None:

@@ -156,6 +156,7 @@ _PLAIN_FIELDS |= {"observed_at", "evidence", "evidence_id", "caused_by"}
 # limit their value takes: a pair's events repeat them, so each is checked once.
 _GOOD_HEADS: dict[tuple[object, object, object, object], str] = {}
 _MAX_GOOD_HEADS = 10_000
+_ID_LIMIT = LIMITS["id"]
 
 
 def _bad(eid: object, what: str) -> InvalidEvent:
@@ -436,14 +437,26 @@ def _decode_plain(obj: dict[str, Any], observed_at: int, recorded_at: int | None
     retraction = get("retraction", False)
     if limit is None or type(conf) is not float or not 0.0 <= conf <= 1.0 or type(retraction) is not bool:
         return None
-    if type(eid) is not str or not eid or eid.isspace() or not (eid.isascii() or _utf8(eid)):
+    # text_problem, written out for ASCII text (its length is its size in UTF-8): this runs
+    # on every event read from disk
+    if type(eid) is not str or not eid or eid.isspace():
         return None
-    if text_problem(eid, "id") is not None or instant_problem(observed_at) is not None:
+    if eid.isascii():
+        if len(eid) > _ID_LIMIT or "\x00" in eid:
+            return None
+    elif not _utf8(eid) or text_problem(eid, "id") is not None:
+        return None
+    if instant_problem(observed_at) is not None:
         return None
     value = get("value")
     t = type(value)
     if t is str:
-        if not value or value.isspace() or not (value.isascii() or _utf8(value)) or text_problem(value, limit):
+        if not value or value.isspace():
+            return None
+        if value.isascii():
+            if len(value) > LIMITS[limit] or "\x00" in value:
+                return None
+        elif not _utf8(value) or text_problem(value, limit):
             return None
     elif value is None:
         if not retraction:

@@ -32,6 +32,7 @@ from recall_engine.errors import InvalidInput, RecallError
 from ..defaults import DEFAULT_COLLECTION
 from .options import State, state
 from .output import Output
+from .richhelp import rich_utils
 
 _Abort = typer.Abort
 
@@ -92,6 +93,8 @@ class RecallGroup(TyperGroup):
         state = State(output=Output(json_mode=json_mode))
         extra.setdefault("obj", state)
         code = EXIT_OK
+        if not argv or "--help" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+            rich_utils()  # before Typer imports it in full
         try:
             _check_utf8(argv)
             rv = super().main(
@@ -108,6 +111,7 @@ class RecallGroup(TyperGroup):
             if state.json_mode:
                 state.output.error("usage_error", e.format_message())
             elif type(e).__name__ == "NoArgsIsHelpError":
+                rich_utils()
                 e.show()  # the help of the command that was given no arguments
             else:
                 _show_usage_error(e)
@@ -141,9 +145,7 @@ def _silence_stdout() -> None:
 
 def _show_usage_error(e: Any) -> None:
     try:
-        from typer import rich_utils
-
-        rich_utils.rich_format_error(e)
+        rich_utils().rich_format_error(e)
     except Exception:  # noqa: BLE001
         e.show()
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import orjson
 
 from ..errors import InvalidEvent
-from ..records import Event, decode_event
+from ..records import Event, _decode_plain, decode_event
 
 
 def loads(body: str) -> object:
@@ -59,10 +59,18 @@ def stored_event(body: str, observed_at: int, recorded_at: int | None) -> Event:
     row's), so only those are checked. Anything else takes the reference path, whose
     object and error are exactly ``loads``'s."""
     try:
-        ev = decode_event(orjson.loads(body), observed_at=observed_at, recorded_at=recorded_at)
+        obj = orjson.loads(body)
+        # decode_event's own first step for an ordinary statement, called directly
+        ev = (_decode_plain(obj, observed_at, recorded_at) if type(obj) is dict else None) or decode_event(
+            obj, observed_at=observed_at, recorded_at=recorded_at
+        )
     except (orjson.JSONDecodeError, InvalidEvent, ValueError, TypeError):
         ev = None
-    if ev is None or _rounded(ev.value) or (ev.replaces and any(_rounded(r.value) for r in ev.replaces)):
+    if (
+        ev is None
+        or (type(ev.value) is not str and _rounded(ev.value))
+        or (ev.replaces and any(_rounded(r.value) for r in ev.replaces))
+    ):
         ev = decode_event(loads(body), observed_at=observed_at, recorded_at=recorded_at)
     return ev
 

@@ -62,3 +62,13 @@ def test_a_json_read_loads_no_rich_and_no_other_command_module(coding):
     assert loaded("--store", coding.url, "recall", "user", "--json", heavy=READ_JSON) == []
     # the same read drawn for a person loads Rich, and only Rich of these
     assert loaded("--store", coding.url, "recall", "user", heavy=READ_JSON) == ["rich"]
+
+
+def test_a_read_loads_neither_the_history_module_nor_the_import_thread_pool(coding):
+    coding.ok("remember", "user", "prefers_editor", "vim")
+    later = ("recall_engine.history", "concurrent.futures", "logging")
+    assert loaded("--store", coding.url, "recall", "user", "prefers_editor", heavy=later) == []
+    # history loads the module it needs
+    assert loaded("--store", coding.url, "--json", "history", "user", "prefers_editor", heavy=later) == [
+        "recall_engine.history"
+    ]

@@ -297,6 +297,27 @@ def test_pair_reads_use_an_index(db):
         assert "USING INDEX events_p" in plan and "events_position" not in plan
 
 
+def test_a_pair_read_of_one_predicate_takes_its_rows_in_index_order_without_a_sort(db):
+    with open_backend(str(db)) as b:
+        store = b.store("memories")
+        store.append([ev(f"s{i % 7}", ("likes", "enjoys")[i % 2], f"v{i}", i) for i in range(60)])
+        conn = b.conn()
+        conn.execute("ANALYZE")  # the plan holds with statistics too
+        run: list[str] = []
+        conn.set_trace_callback(run.append)  # the statement as executed, its values in place
+        try:
+            got = store.pair_events("s3", ["likes"])
+        finally:
+            conn.set_trace_callback(None)
+        plan = " ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + run[-1]))
+        assert "USING INDEX events_p" in plan and "TEMP B-TREE" not in plan, plan
+        positions = [
+            r[0] for r in conn.execute("SELECT position FROM events WHERE subject = 's3' AND predicate = 'likes'")
+        ]
+        assert [e.value for e in got] == [f"v{i}" for i in range(60) if i % 7 == 3 and i % 2 == 0]
+        assert len(got) == len(positions) > 3
+
+
 # --- read-only ---------------------------------------------------------------------
 
 

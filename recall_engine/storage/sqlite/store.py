@@ -8,7 +8,6 @@ import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol
 
@@ -26,6 +25,8 @@ from .search import SearchMixin
 from .sql import COLS, chunks, marks
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from .vectors import SparseVectors
 
 # numpy and the embedder (which needs it) are imported where they are used, so that
@@ -333,6 +334,8 @@ class SQLiteStore(SearchMixin, Store):
 
         def run() -> None:
             nonlocal read
+            from concurrent.futures import ThreadPoolExecutor  # only an import needs it (and its logging)
+
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-import")
             pending: tuple[Future, int] | None = None
             try:
@@ -434,9 +437,11 @@ class SQLiteStore(SearchMixin, Store):
         if not preds:
             return []
         if len(preds) == 1:
+            # one pair: its index holds the rows in position order (the rowid ends every
+            # index entry), so no sort; with IN, "+" keeps the planner off events_position
             sql = (
                 f"SELECT {COLS} FROM events WHERE collection_id = ? AND subject = ? AND predicate = ? "
-                "ORDER BY +position LIMIT ?"
+                "ORDER BY position LIMIT ?"
             )
         else:
             sql = (
