@@ -350,20 +350,21 @@ class Memory:
         combined = attach_elsewhere([*beliefs, *extra])
         return combined[: len(beliefs)]
 
-    def _value_predicates(self, subject: str, keys: list[str], tl: Timeline) -> set[str]:
+    def _value_predicates(self, subject: str, keys: list[str], tl: Timeline, *, whole: bool = False) -> set[str]:
         """``Store.value_predicates``, kept with the folded pairs and caught up with them:
-        every value of a subject with few events (read once, so the next remember of the
-        subject asks nothing), else the values asked for."""
+        with ``whole`` (a remember), every value of a subject with few events, read once so
+        the next remember of the subject asks nothing; else the values asked for (a read
+        asks once, and reading the whole subject would double a first read's decoding)."""
         if tl is not self._pairs.timeline or len(self._pairs.value_names) > 10_000:
             if tl is self._pairs.timeline:
                 self._pairs.value_names.clear()
             return self.store.value_predicates(subject, keys)
         every = self._pairs.subject_values
-        if subject not in every:
+        if subject not in every and whole:
             if len(every) > 10_000:
                 every.clear()
             every[subject] = self._subject_values(subject)
-        values = every[subject]
+        values = every.get(subject)
         if values is not None:
             return set().union(*(values.get(k, ()) for k in keys))
         known = self._pairs.value_names.setdefault(subject, {})
@@ -728,7 +729,7 @@ class Memory:
         d = tl.definition(p)
         if d is not None:
             preds |= {tl.canonical(x) for x in d.excludes}
-        for name in self._value_predicates(s, [stored.key], tl):
+        for name in self._value_predicates(s, [stored.key], tl, whole=True):
             c = tl.canonical(name)
             if c not in (p, NOTE):
                 preds.add(c)

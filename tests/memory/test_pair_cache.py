@@ -66,7 +66,7 @@ class Uncached(Memory):
     def _pair(self, subject, predicate, tl):
         return FromScratch.build(subject, predicate, self.pair_input(subject, predicate, tl), set(), tl)
 
-    def _value_predicates(self, subject, keys, tl):
+    def _value_predicates(self, subject, keys, tl, *, whole=False):
         return self.store.value_predicates(subject, keys)
 
 
@@ -204,6 +204,7 @@ def test_cached_reads_and_writes_equal_a_fold_from_scratch(backend, ops):
         for v in VALUES:
             key = value_key(v)
             assert m._value_predicates(s, [key], tl) == cached_store.value_predicates(s, [key])
+            assert m._value_predicates(s, [key], tl, whole=True) == cached_store.value_predicates(s, [key])
         kept = m._pairs.subject_values.get(s)
         if kept is not None:
             assert {k: names for k, names in kept.items() if names} == {
@@ -245,3 +246,15 @@ def test_the_cache_stays_within_its_budget(store):
         m.read_pair(f"s{i}", "goal")
     assert m._pairs.size <= 5 and len(m._pairs) <= 5
     assert [b.value for b in m.read_pair("s0", "goal")] == ["rust"]  # evicted, read again from the store
+
+
+def test_a_read_asks_for_its_values_only_and_a_remember_keeps_the_subjects(memory, store, clock):
+    """A first read looks up the names of the values it answers, not the whole subject's
+    (that would decode the subject a second time); a remember keeps a small subject's."""
+    memory.remember("ann", "likes", "emacs")
+    memory.remember("bob", "likes", "vim")
+    fresh = Memory(store, now=clock)
+    assert [b.value for b in fresh.read_pair("ann", "likes")] == ["emacs"]
+    assert "ann" not in fresh._pairs.subject_values
+    fresh.remember("bob", "goal", "vim")
+    assert fresh._pairs.subject_values["bob"] == {value_key("vim"): {"likes", "goal"}}
