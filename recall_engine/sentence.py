@@ -26,6 +26,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,7 @@ def _built_graph(fingerprint: str, build: Callable[[], bytes]) -> bytes:
     try:
         raw = path.read_bytes()
         if hashlib.sha256(raw[32:]).digest() == raw[:32]:
+            os.utime(path)  # in use: kept by the pruning below
             return raw[32:]
     except OSError:
         pass
@@ -208,7 +210,26 @@ def _built_graph(fingerprint: str, build: Callable[[], bytes]) -> bytes:
     except OSError:  # no cache folder: build again next time
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
+        return model
+    _prune_graphs(path)
     return model
+
+
+GRAPH_KEPT_DAYS = 30
+
+
+def _prune_graphs(built: Path) -> None:
+    """Remove the graph files of other weights, graph versions or runtimes (about 11 MB
+    each) that no process has loaded for ``GRAPH_KEPT_DAYS``, and parts a crashed build
+    left: a file in use is touched on every load, so another installation sharing the
+    folder keeps its own."""
+    cutoff = time.time() - GRAPH_KEPT_DAYS * 86_400
+    for old in [*built.parent.glob("encoder-*.onnx"), *built.parent.glob("encoder-*.part")]:
+        try:
+            if old != built and old.stat().st_mtime < cutoff:
+                old.unlink()
+        except OSError:  # gone already, or not ours to remove
+            pass
 
 
 def _cores() -> int:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -424,3 +427,21 @@ def test_a_changed_description_is_embedded_again_not_read_from_the_cache(monkeyp
     finally:
         monkeypatch.undo()
         sentence.reset()
+
+
+def test_graph_files_unused_for_a_month_are_removed_when_a_graph_is_built(monkeypatch, tmp_path):
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    month_ago = time.time() - (sentence.GRAPH_KEPT_DAYS + 1) * 86_400
+    stale = tmp_path / "encoder-old-runtime.onnx"
+    crashed = tmp_path / "encoder-old-runtime.onnx.x1.part"
+    in_use = tmp_path / "encoder-other-install.onnx"
+    for f in (stale, crashed, in_use):
+        f.write_bytes(b"graph")
+        os.utime(f, (month_ago, month_ago))
+    in_use.write_bytes(hashlib.sha256(b"theirs").digest() + b"theirs")  # a whole graph file
+    os.utime(in_use, (month_ago, month_ago))
+    monkeypatch.setattr(sentence, "SPACE", "other")
+    assert sentence._built_graph("install", lambda: b"rebuilt") == b"theirs"  # loaded: touched, kept
+    monkeypatch.setattr(sentence, "SPACE", "new")
+    assert sentence._built_graph("fp", lambda: b"mine") == b"mine"
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["encoder-new-fp.onnx", "encoder-other-install.onnx"]
