@@ -17,6 +17,7 @@ back to the lexical rule.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -195,7 +196,8 @@ def _built_graph(fingerprint: str, build: Callable[[], bytes]) -> bytes:
     try:
         raw = path.read_bytes()
         if hashlib.sha256(raw[32:]).digest() == raw[:32]:
-            os.utime(path)  # in use: kept by the pruning below
+            with contextlib.suppress(OSError):  # a folder we may read but not write
+                os.utime(path)  # in use: kept by the pruning below
             return raw[32:]
     except OSError:
         pass
