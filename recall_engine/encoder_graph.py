@@ -161,6 +161,17 @@ def graph(weights: Weights, ranges: Ranges | None) -> tuple[Any, list[str]]:
         )
 
     eps = weights.eps
+
+    def skip_norm(y: str, residual: str, w: np.ndarray, b: np.ndarray, norm: str, output: str) -> str:
+        """Layer norm of ``y + residual`` (one fused node)."""
+        return op(
+            "SkipLayerNormalization",
+            [y, residual, const(norm + ".w", w), const(norm + ".b", b)],
+            output,
+            ms=True,
+            epsilon=eps,
+        )
+
     ln = [const(f"emb.ln.{i}", a) for i, a in enumerate(weights.emb_ln)]
     x = op("LayerNormalization", ["emb", *ln], "x0", axis=-1, epsilon=eps)
     thirds = const("qkv.split", np.array([HIDDEN] * 3, dtype=np.int64))
@@ -171,23 +182,9 @@ def graph(weights: Weights, ranges: Ranges | None) -> tuple[Any, list[str]]:
         ctx = op(
             "MultiHeadAttention", [p + "q", p + "k", p + "v", "", "mask"], p + "ctx", ms=True, num_heads=weights.heads
         )
-        y = linear(ctx, ao_w, ao_b, p + "ao")
-        x = op(
-            "SkipLayerNormalization",
-            [y, x, const(p + "ln1.w", ln1_w), const(p + "ln1.b", ln1_b)],
-            p + "x1",
-            ms=True,
-            epsilon=eps,
-        )
+        x = skip_norm(linear(ctx, ao_w, ao_b, p + "ao"), x, ln1_w, ln1_b, p + "ln1", p + "x1")
         h = op("Gelu", [linear(x, i_w, i_b, p + "in")], p + "gelu", ms=True)
-        y = linear(h, o_w, o_b, p + "out")
-        x = op(
-            "SkipLayerNormalization",
-            [y, x, const(p + "ln2.w", ln2_w), const(p + "ln2.b", ln2_b)],
-            p + "x2",
-            ms=True,
-            epsilon=eps,
-        )
+        x = skip_norm(linear(h, o_w, o_b, p + "out"), x, ln2_w, ln2_b, p + "ln2", p + "x2")
     # mean over the real tokens, then unit length (the mean's divisor cancels out)
     mask = op(
         "Unsqueeze", [op("Cast", ["mask"], "maskf", to=TensorProto.FLOAT), const("axis2", np.array([2]))], "mask3"

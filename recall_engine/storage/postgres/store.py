@@ -12,7 +12,7 @@ import itertools
 import json
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -270,10 +270,16 @@ class PostgresStore(MeaningsMixin, Store):
         for ev in events:
             if not isinstance(ev, Event):
                 raise InvalidInput(f"append takes events, got {type(ev).__name__}")
+        with self._appending() as conn:
+            return self._insert_in(conn, events, prepared, placed)
+
+    @contextmanager
+    def _appending(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection for an append; what the server refuses is worded as a refused append."""
         try:
             with self.backend.connection(f"the append to collection {self.collection!r}") as conn:
                 try:
-                    return self._insert_in(conn, events, prepared, placed)
+                    yield conn
                 except (psycopg.OperationalError, pgerrors.ReadOnlySqlTransaction, pgerrors.InsufficientPrivilege):
                     raise  # the backend words these (a lost connection may have committed)
                 except psycopg.Error as e:
@@ -403,29 +409,20 @@ class PostgresStore(MeaningsMixin, Store):
         """``append_many(atomic=True)``: every batch, and the indexes dropped and built
         again around them, in one transaction."""
         read = written = 0
-        try:
-            with self.backend.connection(f"the append to collection {self.collection!r}") as conn:
-                try:
-                    with conn.transaction():
-                        deferred = self._drop_indexes(conn)
-                        it = iter(events)
-                        while batch := list(itertools.islice(it, batch_size)):
-                            for ev in batch:
-                                if not isinstance(ev, Event):
-                                    raise InvalidInput(f"append takes events, got {type(ev).__name__}")
-                            read += len(batch)
-                            written += self._insert_in(conn, batch, None)
-                            if progress is not None:
-                                progress(read, written)
-                        if deferred:
-                            for sql in SECONDARY_INDEXES.values():
-                                conn.execute(sql)
-                except (psycopg.OperationalError, pgerrors.ReadOnlySqlTransaction, pgerrors.InsufficientPrivilege):
-                    raise  # the backend words these (a lost connection may have committed)
-                except psycopg.Error as e:
-                    raise StorageError(self._appendrefused(self.backend.describe(e))) from None
-        except _Refused as e:
-            raise StorageError(self._appendrefused(str(e))) from None
+        with self._appending() as conn, conn.transaction():
+            deferred = self._drop_indexes(conn)
+            it = iter(events)
+            while batch := list(itertools.islice(it, batch_size)):
+                for ev in batch:
+                    if not isinstance(ev, Event):
+                        raise InvalidInput(f"append takes events, got {type(ev).__name__}")
+                read += len(batch)
+                written += self._insert_in(conn, batch, None)
+                if progress is not None:
+                    progress(read, written)
+            if deferred:
+                for sql in SECONDARY_INDEXES.values():
+                    conn.execute(sql)
         return written
 
     def _drop_indexes_if_empty(self) -> bool:
