@@ -10,7 +10,9 @@ on a noisy machine:
 - ``serve`` on SQLite, 8 concurrent clients sending ``POST /v1/remember``, as 8 agents
   would: 8 processes of their own, each with a keep-alive connection to a real ``serve``
   process: remembers a second (target >= 500), how many commits they took (group commit,
-  docs/agents.md), and the same statements one by one in-process;
+  docs/agents.md), and the same statements one by one in-process. The clients are lean
+  (a socket, no HTTP library; ``LeanClient``): agents run elsewhere in real life, and
+  here they share the server's 2 cores (``--client http.client`` uses the library);
 - ``recall`` of one pair over ``POST /v1/recall``: p50 and p95 (target p50 <= 5 ms), next
   to ``GET /healthz`` (the HTTP round trip with no engine work) and the engine's own read;
 - with ``--postgres``: the same 8 clients over two ``serve`` processes on one PostgreSQL
@@ -27,7 +29,12 @@ one core at most, so 1000 / (server CPU ms per remember) is the most remembers a
 it can take on a quiet machine. On PostgreSQL the server CPU is the two ``serve``
 processes' (not the database's).
 
+With ``--baseline DIR`` (a checkout of older code) it runs only the served load on
+SQLite, that code's server and this one's in turns, each round on fresh stores, and
+prints each run and the medians: remembers a second and server CPU per remember.
+
     python benchmarks/bench_agents.py                      # 200 stdio calls, 8 x 100 served remembers
+    python benchmarks/bench_agents.py --baseline /tmp/main --rounds 4 --per-client 200
     python benchmarks/bench_agents.py --calls 0 --postgres # serve only, both backends
     python benchmarks/bench_agents.py --calls 1000 --per-client 500 --recalls 1000 --postgres
 """
@@ -67,9 +74,10 @@ def p50_ms(xs: list[float]) -> float:
     return statistics.median(xs) * 1000
 
 
-def env() -> dict[str, str]:
+def env(code: Path = ROOT) -> dict[str, str]:
+    """This process's environment, with ``code`` (a checkout of the project) first on the path."""
     e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e["PYTHONPATH"] = str(code) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
     return e
 
 
@@ -90,7 +98,7 @@ def cpu_seconds(pid: int) -> float | None:
 
 
 def per_call_ms(before: float | None, after: float | None, n: int) -> float | None:
-    return None if before is None or after is None else (after - before) * 1000 / n
+    return None if before is None or after is None or not n else (after - before) * 1000 / n
 
 
 def ms(x: float | None) -> str:
@@ -166,6 +174,64 @@ def post(conn: http.client.HTTPConnection, key: str, tool: str, args: dict) -> d
     return doc["data"]
 
 
+class LeanClient:
+    """An agent's HTTP/1.1 keep-alive connection to ``serve``, with no HTTP library: the
+    request is one write, the answer is read up to its Content-Length and its JSON
+    envelope checked. Agents run elsewhere in real life, so on this 2-core machine a
+    client should take as little of the server's CPU as it can: ``http.client`` parses
+    each answer's headers with the email package, about 0.5 ms a request
+    (``--client http.client`` measures with it)."""
+
+    def __init__(self, port: int, key: str) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.head = f"Host: 127.0.0.1:{port}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\n"
+        self.buf = b""
+
+    def post(self, tool: str, args: dict) -> dict:
+        body = json.dumps(args).encode()
+        self.sock.sendall(f"POST /v1/{tool} HTTP/1.1\r\n{self.head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        while b"\r\n\r\n" not in self.buf:
+            self._more()
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ", 2)[1])
+        length = next(int(v) for k, _, v in (h.partition(":") for h in lines[1:]) if k.lower() == "content-length")
+        while len(self.buf) < length:
+            self._more()
+        raw, self.buf = self.buf[:length], self.buf[length:]
+        doc = json.loads(raw)
+        assert status == 200 and doc["ok"], doc
+        return doc["data"]
+
+    def _more(self) -> None:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise ConnectionError("serve closed the connection")
+        self.buf += chunk
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class LibraryClient:
+    """The same, through ``http.client``."""
+
+    def __init__(self, port: int, key: str) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.conn.connect()
+        self.key = key
+
+    def post(self, tool: str, args: dict) -> dict:
+        return post(self.conn, self.key, tool, args)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+CLIENT_KINDS = {"lean": LeanClient, "http.client": LibraryClient}
+
+
 def healthz(port: int) -> dict:
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     c.request("GET", "/healthz")
@@ -176,12 +242,12 @@ def healthz(port: int) -> dict:
     return doc["data"]
 
 
-def start_serve(url: str) -> tuple[subprocess.Popen, int]:
+def start_serve(url: str, code: Path = ROOT) -> tuple[subprocess.Popen, int]:
     port = free_port()
     proc = subprocess.Popen(
         [shutil.which("recall-admin") or "recall-admin", "--store", url, "serve", "--port", str(port)]
         + ["--rate", "1000000"],
-        env=env(),
+        env=env(code),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -220,25 +286,26 @@ class Load:
     commits: int  # transactions the remembers took, all servers
 
 
-def _client(port: int, key: str, c: int, per_client: int, ready: Any, go: Any, out: Any) -> None:
+def _client(kind: str, port: int, key: str, c: int, per_client: int, ready: Any, go: Any, out: Any) -> None:
     """One agent: its own process and keep-alive connection, remembers one after another."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    conn.connect()
+    client = CLIENT_KINDS[kind](port, key)
     ready.put(c)
     go.wait()
     cpu = time.process_time()
     for i in range(per_client):
-        post(conn, key, "remember", statement(c, i))
+        client.post("remember", statement(c, i))
     out.put(time.process_time() - cpu)
-    conn.close()
+    client.close()
 
 
-def run_load(procs: list[subprocess.Popen], ports: list[int], keys: list[str], per_client: int) -> Load:
+def run_load(
+    procs: list[subprocess.Popen], ports: list[int], keys: list[str], per_client: int, kind: str = "lean"
+) -> Load:
     """8 client processes (as 8 agents would be) against the servers, started together."""
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter: no state of this one
     ready, out, go = ctx.Queue(), ctx.Queue(), ctx.Event()
     clients = [
-        ctx.Process(target=_client, args=(ports[c % len(ports)], keys[c], c, per_client, ready, go, out))
+        ctx.Process(target=_client, args=(kind, ports[c % len(ports)], keys[c], c, per_client, ready, go, out))
         for c in range(CLIENTS)
     ]
     for p in clients:
@@ -295,12 +362,13 @@ class Served:
     recalls: Recalls
 
 
-def served(url: str, servers: int, per_client: int, recalls: int) -> Served:
-    """8 client processes over ``servers`` serve processes on one store, then recalls."""
+def served(url: str, servers: int, per_client: int, recalls: int, *, kind: str = "lean", code: Path = ROOT) -> Served:
+    """8 client processes over ``servers`` serve processes (of the code in ``code``) on
+    one store, then recalls."""
     keys = make_keys(url)
-    started = [start_serve(url) for _ in range(servers)]
+    started = [start_serve(url, code) for _ in range(servers)]
     try:
-        load = run_load([p for p, _ in started], [port for _, port in started], keys, per_client)
+        load = run_load([p for p, _ in started], [port for _, port in started], keys, per_client, kind)
         return Served(load, recalls_and_healthz(*started[0], keys[0], recalls))
     finally:
         for p, _ in started:
@@ -418,6 +486,31 @@ def stdio_figures(folder: Path, calls: int) -> None:
         print(f"  CPU the MCP layer adds (server + client)      {over:7.2f} ms (target <= 5)  {verdict(over <= 5)}")
 
 
+def ab(folder: Path, baseline: Path, rounds: int, per_client: int, kind: str) -> None:
+    """The served load on SQLite, the code in ``baseline`` against this checkout's, in turns
+    (each round on fresh stores, the order swapped every round), so both meet the same
+    machine: remembers a second and server CPU per remember, each run and the medians."""
+    print(f"A/B, SQLite, 1 server, {CLIENTS} clients x {per_client} remembers: before = {baseline}, this = {ROOT}")
+    runs: dict[str, list[Load]] = {"before": [], "this": []}
+    for r in range(rounds):
+        order = [("before", baseline), ("this", ROOT)]
+        for label, code in order if r % 2 == 0 else order[::-1]:
+            load = served(f"sqlite:///{folder / f'ab-{r}-{label}.db'}", 1, per_client, 0, kind=kind, code=code).load
+            runs[label].append(load)
+            print(
+                f"  round {r + 1:2d} {label:<7}{load.rate:7.0f} remembers/s   server CPU {ms(load.server_cpu)} ms"
+                f"   clients' CPU {load.client_cpu:5.2f} ms   {load.commits} commits"
+            )
+    med: dict[str, tuple[float, float | None]] = {}
+    for label, loads in runs.items():
+        cpus = [x.server_cpu for x in loads if x.server_cpu is not None]
+        med[label] = (statistics.median(x.rate for x in loads), statistics.median(cpus) if cpus else None)
+        print(f"  median   {label:<7}{med[label][0]:7.0f} remembers/s   server CPU {ms(med[label][1])} ms")
+    (b_rate, b_cpu), (t_rate, t_cpu) = med["before"], med["this"]
+    cpu_ratio = f", {b_cpu / t_cpu:.2f}x less server CPU a remember" if b_cpu and t_cpu else ""
+    print(f"  this / before: {t_rate / b_rate:.2f}x the remembers a second{cpu_ratio}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--calls", type=int, default=200, help="remember calls over stdio (and in-process); 0 skips")
@@ -426,14 +519,38 @@ def main() -> None:
     ap.add_argument(
         "--postgres", action="store_true", help="also two servers on one PostgreSQL (starts the test server)"
     )
+    ap.add_argument(
+        "--client",
+        choices=sorted(CLIENT_KINDS),
+        default="lean",
+        help="the agents' HTTP client: lean (a socket, no HTTP library; the default) or http.client",
+    )
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="only the A/B: a checkout of older code (e.g. `git archive main | tar -x -C DIR`), served in turns with this one",
+    )
+    ap.add_argument("--rounds", type=int, default=4, help="A/B rounds (each runs both servers)")
     a = ap.parse_args()
+    print(
+        f"agents: {CLIENTS} client processes on this machine, HTTP/1.1 keep-alive, "
+        + (
+            "a lean client (a socket, no HTTP library: agents run elsewhere in real life)"
+            if a.client == "lean"
+            else "http.client"
+        )
+    )
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        if a.baseline is not None:
+            ab(folder, a.baseline.resolve(), a.rounds, a.per_client, a.client)
+            return
         if a.calls > 0:
             stdio_figures(folder, a.calls)
         n = CLIENTS * a.per_client
         url = f"sqlite:///{folder / 'served.db'}"
-        rows = [("SQLite, 1 server", served(url, 1, a.per_client, a.recalls))]
+        rows = [("SQLite, 1 server", served(url, 1, a.per_client, a.recalls, kind=a.client))]
         print_served(f"serve on SQLite, {CLIENTS} clients x {a.per_client} remembers", rows[0][1], n)
         e = engine_alone(url, a.per_client, a.recalls)
         print(
@@ -444,7 +561,7 @@ def main() -> None:
             f"  recall, engine in-process                 p50 {p50_ms(e.recall):7.2f} ms  ({e.recall_cpu:.2f} ms CPU)"
         )
         if a.postgres:
-            rows.append(("PostgreSQL, 2 servers", served(postgres_url(), 2, a.per_client, a.recalls)))
+            rows.append(("PostgreSQL, 2 servers", served(postgres_url(), 2, a.per_client, a.recalls, kind=a.client)))
             print_served(f"serve x2 on PostgreSQL, {CLIENTS} clients x {a.per_client}", rows[1][1], n)
         summary(rows)
 

@@ -20,14 +20,15 @@ from recall_engine.storage.wrapped import WrappedStore
 from recall_engine.values import value_key
 
 
-def writer_record(event: Event, writer: dict[str, str]) -> Event:
+def writer_evidence(writer: dict[str, str]) -> str:
+    """How a writer record names its writer: compact JSON, keys sorted."""
+    return json.dumps(writer, sort_keys=True, separators=(",", ":"))
+
+
+def writer_record(event: Event, evidence: str) -> Event:
+    """The record that ``evidence`` (``writer_evidence``) wrote ``event``."""
     return make_event(
-        WRITER_SUBJECT,
-        WRITER_PREDICATE,
-        event.id,
-        event.observed_at,
-        source="tool_result",
-        evidence=json.dumps(writer, sort_keys=True, separators=(",", ":")),
+        WRITER_SUBJECT, WRITER_PREDICATE, event.id, event.observed_at, source="tool_result", evidence=evidence
     )
 
 
@@ -37,6 +38,7 @@ class AttributedStore(WrappedStore):
     def __init__(self, store: Store, writer: dict[str, str]) -> None:
         super().__init__(store)
         self.writer = dict(writer)
+        self._evidence = writer_evidence(self.writer)  # the same for every record: rendered once
 
     def append(self, events: Sequence[Event]) -> int:
         return self.inner.append(self._attributed(events))
@@ -48,7 +50,7 @@ class AttributedStore(WrappedStore):
 
     def _attributed(self, events: Sequence[Event]) -> list[Event]:
         events = list(events)
-        return [*events, *(writer_record(e, self.writer) for e in events)]
+        return [*events, *(writer_record(e, self._evidence) for e in events)]
 
 
 def describe_writer(writer: dict[str, Any]) -> str:

@@ -106,6 +106,8 @@ def serve(
         raise InvalidInput(f"--group-window takes 0 to 1000 milliseconds, got {group_window:g}")
     state = _state(ctx)
     with _backend(state) as backend, single_server_lock(backend):
+        import gc
+
         import uvicorn  # the HTTP stack loads only once this process may serve
 
         from ...agents.http import Agents, Limits, build_app
@@ -121,9 +123,16 @@ def serve(
             markup=False,
             highlight=False,
         )
+        # what start-up built (the HTTP stack, the MCP SDK, the engine's caches) lives as long
+        # as the server: full collections of the cycle collector need not walk it again
+        gc.collect()
+        gc.freeze()
         try:
-            # no access log: its line is built for every request, then dropped at "warning"
-            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on", access_log=False)
+            # no access log: its line is built for every request, then dropped at "warning";
+            # no proxy-header middleware: nothing here reads the client's address
+            uvicorn.run(
+                app, host=host, port=port, log_level="warning", lifespan="on", access_log=False, proxy_headers=False
+            )
         finally:
             agents.close()
 
