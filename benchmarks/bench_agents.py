@@ -229,7 +229,7 @@ class LibraryClient:
         self.conn.close()
 
 
-CLIENT_KINDS = {"lean": LeanClient, "http.client": LibraryClient}
+CLIENT_KINDS: dict[str, type[LeanClient] | type[LibraryClient]] = {"lean": LeanClient, "http.client": LibraryClient}
 
 
 def healthz(port: int) -> dict:
