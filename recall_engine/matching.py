@@ -143,7 +143,8 @@ def near_duplicates(
     products, not millions of comparisons. Of those, the rule runs only on pairs
     whose bound from all their cosines (what each name keeps of its own included)
     still reaches the threshold, or whose words are the same: the bound is the
-    score short of the guards, which only lower it, so no answer changes."""
+    score but for the guards, the penalty for an added word and the description
+    veto, which only lower it, so no answer changes."""
     names = sorted(defs)
     items = [defs[n] for n in names]
     matrix = _matrix(tuple(name_text(n) for n in names))
@@ -177,19 +178,21 @@ def _worth_scoring(
     matrix: np.ndarray,
     described_rows: np.ndarray | None,
     threshold: float,
-) -> tuple[list[tuple[int, int]], dict[str, np.ndarray]]:
+) -> tuple[list[tuple[int, int]], dict[str, np.ndarray] | None]:
     """The candidate pairs the rule may still put at or above the threshold, and the vectors
     of every text they read (``texts_for``; what a mixed pair's names keep embedded here)."""
     pairs = [(i, j) for i, j in pairs if (names[i], names[j]) not in skip]
     if not pairs:
-        return [], {}
+        return [], None
     rests = [residual_texts(names[i], names[j]) for i, j in pairs]
-    texts = [name_text(n) for n in names] + [t for r in rests if r for t in r]
+    named = sorted({i for p in pairs for i in p})
+    texts = [name_text(names[i]) for i in named] + [t for r in rests if r for t in r]
     if described_rows is not None:  # (their vectors are the rows of ``described_rows``, cached)
-        texts += [definition_text(d.name, d.description) for d in items if described(d.description)]
+        texts += [definition_text(names[i], items[i].description) for i in named if described(items[i].description)]
     distinct = list(dict.fromkeys(texts))
     embedded = sentence.embed_texts(distinct)
-    assert embedded is not None  # the model gave ``matrix``
+    if embedded is None:  # (the model gave ``matrix``; without it every pair takes the lexical rule)
+        return pairs, None
     vectors = dict(zip(distinct, embedded, strict=True))
     first = np.array([i for i, _ in pairs], dtype=np.int64)
     second = np.array([j for _, j in pairs], dtype=np.int64)
