@@ -27,6 +27,7 @@ from .vocabulary import (
     definition_text,
     described,
     name_text,
+    opposite_words,
     pick,
     residual_texts,
     same_words,
@@ -182,6 +183,8 @@ def _worth_scoring(
     """The candidate pairs the rule may still put at or above the threshold, and the vectors
     of every text they read (``texts_for``; what a mixed pair's names keep embedded here)."""
     pairs = [(i, j) for i, j in pairs if (names[i], names[j]) not in skip]
+    if threshold > 0:  # the antonym guard's 0 needs no vector: nothing of theirs to embed
+        pairs = [(i, j) for i, j in pairs if opposite_words(names[i]) == opposite_words(names[j])]
     if not pairs:
         return [], None
     rests = [residual_texts(names[i], names[j]) for i, j in pairs]

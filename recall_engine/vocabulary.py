@@ -374,6 +374,12 @@ def _word_sets(name: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(w), frozenset(x for x in w if x in _OPPOSITE)
 
 
+def opposite_words(name: str) -> frozenset[str]:
+    """The words of a name that turn a meaning around: names that differ in them are
+    ``opposed`` (its first test, one name at a time)."""
+    return _word_sets(name)[1]
+
+
 @lru_cache(maxsize=65536)
 def opposed(a: str, b: str) -> bool:
     """Whether one name turns the other's meaning around (the antonym guard)."""

@@ -514,6 +514,11 @@ def test_near_duplicates_gives_the_pairs_and_scores_of_the_rule_over_every_pair(
         assert len(want) > 20
         assert matching.near_duplicates(defs, threshold) == want
         assert matching.near_duplicates(defs, threshold, skip=skip) == [w for w in want if w[:2] not in skip]
+    # at a threshold of 0 every pair is an answer, those the guard puts at 0 too
+    few = names[:60]
+    every_few = [x for x in scores if x[0] in few and x[1] in few]
+    assert matching.near_duplicates({n: defs[n] for n in few}, 0.0) == every_few
+    assert any(s == 0 for _, _, s in every_few)
     # the generated names exercise each step the fast path must keep: near pairs the guard
     # or a description's veto keeps below the threshold, and names one spelling apart
     near = [(a, b) for a, b, s in scores if s < DEFAULT_THRESHOLD <= vectors_cos(vectors, a, b)]
@@ -533,19 +538,29 @@ def test_the_fast_forms_of_the_rule_agree_with_its_per_pair_steps():
 
     import numpy as np
 
-    from recall_engine.vocabulary import _split, mixed, residual_texts, same_words, same_words_of_pairs
+    from recall_engine.vocabulary import (
+        _split,
+        mixed,
+        opposite_words,
+        residual_texts,
+        same_words,
+        same_words_of_pairs,
+    )
 
     names = sorted(_generated(160, 3)) + ["number", "address_number", "information", "informed", "e", "the_a"]
     pairs = list(itertools.combinations(range(len(names)), 2))
     first, second = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
     flags = same_words_of_pairs(names, first, second)
-    counts = {"mixed": 0, "same": 0}
+    counts = {"mixed": 0, "same": 0, "opposite": 0}
     for (i, j), flag in zip(pairs, flags.tolist(), strict=True):
         a, b = names[i], names[j]
         _, _, ra, rb, shared = _split(a, b)
         assert mixed(a, b) == bool(shared and ra and rb)
         assert residual_texts(a, b) == ((" ".join(ra), " ".join(rb)) if shared and ra and rb else None)
         assert flag == same_words(a, b)
+        if opposite_words(a) != opposite_words(b):
+            assert opposed(a, b)
+            counts["opposite"] += 1
         counts["mixed"] += mixed(a, b)
         counts["same"] += flag
     assert min(counts.values()) > 0, counts
