@@ -20,6 +20,8 @@ the process cache holds them), ``vocab suggest`` over the same N names registere
 in a SQLite store (cold: every name embedded, with the texts and tokens it
 embedded; and as a next process finds it), ``remember`` of a registered name under
 an open vocabulary beside the same with the vocabulary closed (what matching adds),
+``near_duplicates`` beside the rule over every candidate pair (the way it scored before it
+bounded candidates by all their cosines; CPU time, taken in turn in one run, same answer),
 and matching a new name whose vectors are cached against the starters' predicates
 and against the N names. Each figure is printed beside the issue's target for it.
 
@@ -48,9 +50,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from recall_engine import matching, sentence  # noqa: E402
+from recall_engine import matching, sentence, vocabulary  # noqa: E402
 from recall_engine.registry import Definition  # noqa: E402
-from recall_engine.vocabulary import DEFAULT_THRESHOLD, pair_score, texts_for  # noqa: E402
+from recall_engine.vocabulary import (  # noqa: E402
+    DEFAULT_THRESHOLD,
+    candidate_pairs,
+    name_text,
+    pair_score,
+    texts_for,
+)
 
 MIN_PRECISION = 0.95
 TUNE_PRECISION = 0.97
@@ -212,8 +220,58 @@ def speed(n_names: int) -> dict:
     matching.near_duplicates(defs, DEFAULT_THRESHOLD)
     out["near_duplicates_warm_s"] = time.perf_counter() - t  # the process cache holds them
     out["near_duplicate_pairs"] = len(found)
+    out.update(scoring_a_b(defs, found))
     tmp.cleanup()
     out["load_average_at_end"] = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    return out
+
+
+def score_every_candidate(defs: dict[str, Definition], threshold: float) -> list[tuple[str, str, float]]:
+    """``near_duplicates`` as it was before it bounded candidates by all their cosines: the
+    rule over every candidate pair, each pair's texts gathered and looked up one by one."""
+    names = sorted(defs)
+    items = [defs[n] for n in names]
+    matrix = matching._matrix(tuple(name_text(n) for n in names))
+    pairs = candidate_pairs(items, matrix, threshold, matching._description_matrix(items))
+    vectors = sentence.vectors(
+        t for i, j in pairs for t in texts_for(names[i], names[j], items[i].description, items[j].description)
+    )
+    out = []
+    for i, j in pairs:
+        s = pair_score(items[i], items[j], vectors)
+        if s >= threshold:
+            out.append((names[i], names[j], s))
+    return out
+
+
+def _empty_rule_caches() -> None:
+    """The rule's per-name and per-pair caches as a new process finds them (empty)."""
+    for f in vars(vocabulary).values():
+        if callable(getattr(f, "cache_clear", None)):
+            f.cache_clear()
+
+
+def scoring_a_b(defs: dict[str, Definition], found: list[tuple[str, str, float]]) -> dict:
+    """What ``vocab suggest`` spends beside embedding (vectors in the process cache, the rule's
+    caches empty): ``near_duplicates`` against the rule over every candidate, taken in turn
+    in this run (CPU time, best of 3), with the same answer asserted."""
+    runs: dict[str, list[float]] = {"bounded": [], "every": []}
+    for _ in range(3):
+        for kind, run in (
+            ("bounded", lambda: matching.near_duplicates(defs, DEFAULT_THRESHOLD)),
+            ("every", lambda: score_every_candidate(defs, DEFAULT_THRESHOLD)),
+        ):
+            _empty_rule_caches()
+            c = time.process_time()
+            got = run()
+            runs[kind].append(time.process_time() - c)
+            if got != found:
+                raise SystemExit(f"near_duplicates ({kind}) changed its answer")
+    out = {
+        "near_duplicates_cpu_s": min(runs["bounded"]),
+        "near_duplicates_every_candidate_cpu_s": min(runs["every"]),
+    }
+    out["near_duplicates_cpu_ratio"] = out["near_duplicates_every_candidate_cpu_s"] / out["near_duplicates_cpu_s"]
     return out
 
 
@@ -286,9 +344,15 @@ def on_a_store(names: list[str], starters: dict[str, Definition], where: Path) -
     encoded: list[int] = []
     real_encode = sentence.Encoder.encode
 
-    def counting(self, texts):  # how many tokens the cold run embeds (for the floor)
+    encoding = [0.0]
+
+    def counting(self, texts):  # how many tokens the cold run embeds (for the floor), and its CPU time
         encoded.extend(len(e.ids) for e in self.tokenizer.encode_batch(list(texts)))
-        return real_encode(self, texts)
+        c = time.process_time()
+        try:
+            return real_encode(self, texts)
+        finally:
+            encoding[0] += time.process_time() - c
 
     t = time.perf_counter()
     c = time.process_time()
@@ -299,6 +363,8 @@ def on_a_store(names: list[str], starters: dict[str, Definition], where: Path) -
         sentence.Encoder.encode = real_encode
     out["vocab_suggest_cold_s"] = time.perf_counter() - t  # every name embedded
     out["vocab_suggest_cold_cpu_s"] = time.process_time() - c  # both cores' CPU time
+    out["vocab_suggest_cold_encode_cpu_s"] = encoding[0]  # the encoder's batches, on every core
+    out["vocab_suggest_cold_rest_cpu_s"] = out["vocab_suggest_cold_cpu_s"] - encoding[0]  # all else
     out["vocab_suggest_cold_texts"] = len(encoded)
     out["vocab_suggest_cold_tokens"] = sum(encoded)
     _fresh_process_cache()

@@ -23,11 +23,15 @@ from .vocabulary import (
     Match,
     candidate_pairs,
     candidates_of,
+    decided_by_words,
     definition_text,
     described,
     name_text,
+    opposite_words,
     pick,
+    residual_texts,
     same_words,
+    same_words_of_pairs,
     score_bounds,
     similarity,
     texts_for,
@@ -46,6 +50,8 @@ def pair_score(a: Definition, b: Definition) -> float:
     """How alike two definitions are, in [0, 1] (0 across storage classes)."""
     if a.storage_class != b.storage_class:
         return 0.0
+    if decided_by_words(a.name, b.name):
+        return _pair_score(a, b)
     return _pair_score(a, b, _vectors(texts_for(a.name, b.name, a.description, b.description)))
 
 
@@ -118,7 +124,12 @@ def best_match(
         )
         keep = {names[i] for i, b in zip(near.tolist(), tight.tolist(), strict=True) if b >= threshold}
         names = [c for c in names if c in keep or same_words(name, c)]
-    texts = [t for c in names for t in texts_for(name, c, description, candidates[c].description)]
+    texts = [
+        t
+        for c in names
+        if not decided_by_words(name, c)
+        for t in texts_for(name, c, description, candidates[c].description)
+    ]
     vectors = _vectors(texts)
     return pick(name, [(similarity(name, description, candidates[c], vectors), c) for c in names], threshold)
 
@@ -130,7 +141,11 @@ def near_duplicates(
 
     With the model, only pairs that can reach the threshold are scored in full
     (``vocabulary.candidate_pairs``), so thousands of names cost a few matrix
-    products, not millions of comparisons."""
+    products, not millions of comparisons. Of those, the rule runs only on pairs
+    whose bound from all their cosines (what each name keeps of its own included)
+    still reaches the threshold, or whose words are the same: the bound is the
+    score but for the guards, the penalty for an added word and the description
+    veto, which only lower it, so no answer changes."""
     names = sorted(defs)
     items = [defs[n] for n in names]
     matrix = _matrix(tuple(name_text(n) for n in names))
@@ -142,10 +157,9 @@ def near_duplicates(
         ]
         vectors = None
     else:
-        pairs = candidate_pairs(items, matrix, threshold, _description_matrix(items))
-        vectors = _vectors(
-            [t for i, j in pairs for t in texts_for(names[i], names[j], items[i].description, items[j].description)]
-        )
+        described_rows = _description_matrix(items)
+        pairs = candidate_pairs(items, matrix, threshold, described_rows)
+        pairs, vectors = _worth_scoring(names, items, pairs, skip, matrix, described_rows, threshold)
     out = []
     for i, j in pairs:
         a, b = names[i], names[j]
@@ -155,3 +169,48 @@ def near_duplicates(
         if s >= threshold:
             out.append((a, b, s))
     return out
+
+
+def _worth_scoring(
+    names: list[str],
+    items: list[Definition],
+    pairs: list[tuple[int, int]],
+    skip: Collection[tuple[str, str]],
+    matrix: np.ndarray,
+    described_rows: np.ndarray | None,
+    threshold: float,
+) -> tuple[list[tuple[int, int]], dict[str, np.ndarray] | None]:
+    """The candidate pairs the rule may still put at or above the threshold, and the vectors
+    of every text they read (``texts_for``; what a mixed pair's names keep embedded here)."""
+    pairs = [(i, j) for i, j in pairs if (names[i], names[j]) not in skip]
+    if threshold > 0:  # the antonym guard's 0 needs no vector: nothing of theirs to embed
+        pairs = [(i, j) for i, j in pairs if opposite_words(names[i]) == opposite_words(names[j])]
+    if not pairs:
+        return [], None
+    rests = [residual_texts(names[i], names[j]) for i, j in pairs]
+    named = sorted({i for p in pairs for i in p})
+    texts = [name_text(names[i]) for i in named] + [t for r in rests if r for t in r]
+    if described_rows is not None:  # (their vectors are the rows of ``described_rows``, cached)
+        texts += [definition_text(names[i], items[i].description) for i in named if described(items[i].description)]
+    distinct = list(dict.fromkeys(texts))
+    embedded = sentence.embed_texts(distinct)
+    if embedded is None:  # (the model gave ``matrix``; without it every pair takes the lexical rule)
+        return pairs, None
+    vectors = dict(zip(distinct, embedded, strict=True))
+    first = np.array([i for i, _ in pairs], dtype=np.int64)
+    second = np.array([j for _, j in pairs], dtype=np.int64)
+    name_cos = np.einsum("ij,ij->i", matrix[first], matrix[second])
+    row = {t: k for k, t in enumerate(distinct)}
+    mixed = np.array([r is not None for r in rests], dtype=bool)
+    left = np.array([row[r[0]] if r else 0 for r in rests], dtype=np.int64)
+    right = np.array([row[r[1]] if r else 0 for r in rests], dtype=np.int64)
+    residual_cos = np.einsum("ij,ij->i", embedded[left], embedded[right])
+    bound = score_bounds(name_cos, None, mixed, residual_cos)
+    if described_rows is not None:
+        has = np.array([described(d.description) for d in items], dtype=bool)
+        dcos = np.einsum("ij,ij->i", described_rows[first], described_rows[second])
+        dcos[~(has[first] & has[second])] = np.nan
+        # a name score of exactly 1 is not averaged with its description's: the larger of the two
+        bound = np.maximum(bound, score_bounds(name_cos, dcos, mixed, residual_cos))
+    keep = (bound >= threshold) | same_words_of_pairs(names, first, second)
+    return [p for p, k in zip(pairs, keep.tolist(), strict=True) if k], vectors

@@ -348,7 +348,8 @@ def definition_text(name: str, description: str = "") -> str:
 
 
 def _negates(w: str, v: str) -> bool:
-    return any(w == p + v for p in _NEGATING_PREFIXES)
+    # w is one of the prefixes followed by v
+    return len(w) > len(v) and w.endswith(v) and w[: len(w) - len(v)] in _NEGATING_PREFIXES
 
 
 def _ends(w: str, v: str) -> bool:
@@ -357,21 +358,41 @@ def _ends(w: str, v: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
+def _opposite_words(w: str, v: str) -> bool:
+    """Whether a word of one name and a word of the other turn the meaning around (``opposed``)."""
+    if _ends(w, v) or _ends(v, w) or _negates(w, v) or _negates(v, w):
+        return True
+    if any(w in group and v in group for group in _EXCLUSIVE):
+        return True
+    return {w[-2:], v[-2:]} == {"er", "ee"} and w[:-2] == v[:-2]  # employer / employee, caller / callee
+
+
+@lru_cache(maxsize=65536)
+def _word_sets(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A name's words, and those of them that turn a meaning around (``opposed``)."""
+    w = _words(name)
+    return frozenset(w), frozenset(x for x in w if x in _OPPOSITE)
+
+
+def opposite_words(name: str) -> frozenset[str]:
+    """The words of a name that turn a meaning around: names that differ in them are
+    ``opposed`` (its first test, one name at a time)."""
+    return _word_sets(name)[1]
+
+
+@lru_cache(maxsize=65536)
 def opposed(a: str, b: str) -> bool:
     """Whether one name turns the other's meaning around (the antonym guard)."""
-    wa, wb = _words(a), _words(b)
-    if {w for w in wa if w in _OPPOSITE} != {w for w in wb if w in _OPPOSITE}:
+    (sa, oa), (sb, ob) = _word_sets(a), _word_sets(b)
+    if oa != ob:
         return True
-    sa, sb = set(wa), set(wb)
-    only_a, only_b = sa - sb, sb - sa
-    for w in only_a:
-        for v in only_b:
-            if _ends(w, v) or _ends(v, w) or _negates(w, v) or _negates(v, w):
-                return True
-            if any(w in group and v in group for group in _EXCLUSIVE):
-                return True
-            if {w[-2:], v[-2:]} == {"er", "ee"} and w[:-2] == v[:-2]:
-                return True  # employer / employee, caller / callee
+    only_b = sb - sa
+    if only_b:  # (word pairs repeat across names: each is decided once)
+        for w in sa - sb:
+            for v in only_b:
+                if _opposite_words(w, v):
+                    return True
+    wa, wb = _words(a), _words(b)
     # lived_in / lives_in, worked_at / works_at: a past tense first word is a former fact
     if wa and wb and wa[0] != wb[0] and wa[1:] == wb[1:]:
         x, y = sorted((wa[0], wb[0]), key=lambda w: w.endswith("ed"))
@@ -400,23 +421,38 @@ def _compact(words: tuple[str, ...]) -> str:
     return "".join(words)
 
 
-def _residual(words: tuple[str, ...], shared: set[str]) -> list[str]:
-    return [w for w in words if _key(w) not in shared]
+@lru_cache(maxsize=65536)
+def _keyed(name: str) -> tuple[tuple[tuple[str, str], ...], frozenset[str]]:
+    """A name's words each with its ``_key``, and the set of those keys."""
+    pairs = tuple((w, _key(w)) for w in _words(name))
+    return pairs, frozenset(k for _, k in pairs)
+
+
+def _keys(name: str) -> frozenset[str]:
+    return _keyed(name)[1]
 
 
 @lru_cache(maxsize=65536)
 def _split(a: str, b: str) -> tuple[tuple[str, ...], tuple[str, ...], list[str], list[str], set[str]]:
-    wa, wb = _words(a), _words(b)
-    shared = {_key(w) for w in wa} & {_key(w) for w in wb}
-    return wa, wb, _residual(wa, shared), _residual(wb, shared), shared
+    """Two names' words, the words of each whose key the other lacks, and the keys they share."""
+    (pa, ka), (pb, kb) = _keyed(a), _keyed(b)
+    shared = set(ka & kb)
+    return _words(a), _words(b), [w for w, k in pa if k not in shared], [w for w, k in pb if k not in shared], shared
 
 
 _PREPOSITIONS = {"at", "in", "for", "on", "from", "with"}  # not "by": liked_by is not likes
 
 
-def _stems(words: tuple[str, ...]) -> set[str]:
+@lru_cache(maxsize=65536)
+def _stems(words: tuple[str, ...]) -> frozenset[str]:
     # works_at / works_for / employer: the table's stems, prepositions aside
-    return {stem(w) for w in words if w not in _PREPOSITIONS} or {stem(w) for w in words}
+    return frozenset({stem(w) for w in words if w not in _PREPOSITIONS} or {stem(w) for w in words})
+
+
+@lru_cache(maxsize=65536)
+def _heavy_keys(words: tuple[str, ...]) -> frozenset[str]:
+    """The keys of a name's words other than light ones (all its keys if it has only light ones)."""
+    return frozenset({_key(w) for w in words if w not in _LIGHT} or {_key(w) for w in words})
 
 
 @lru_cache(maxsize=65536)
@@ -425,22 +461,32 @@ def same_words(a: str, b: str) -> bool:
     wa, wb = _words(a), _words(b)
     if not wa or not wb:
         return False
-    if _compact(wa) == _compact(wb) or _stems(wa) == _stems(wb):
-        return True
-    ka = {_key(w) for w in wa if w not in _LIGHT} or {_key(w) for w in wa}
-    kb = {_key(w) for w in wb if w not in _LIGHT} or {_key(w) for w in wb}
-    return ka == kb
+    return _compact(wa) == _compact(wb) or _stems(wa) == _stems(wb) or _heavy_keys(wa) == _heavy_keys(wb)
+
+
+def residual_texts(a: str, b: str) -> tuple[str, str] | None:
+    """For names that share a word and each keep one of their own (``mixed``), what each
+    keeps, as the texts whose cosine the score averages in; None for other pairs."""
+    (pa, ka), (pb, kb) = _keyed(a), _keyed(b)  # (``_split`` from each name's keys alone)
+    if ka.isdisjoint(kb) or ka <= kb or kb <= ka:
+        return None
+    return " ".join(w for w, k in pa if k not in kb), " ".join(w for w, k in pb if k not in ka)
 
 
 def texts_for(a: str, b: str, description_a: str = "", description_b: str = "") -> list[str]:
     """The texts whose vectors the rule reads to compare two names (and their descriptions)."""
-    _, _, ra, rb, shared = _split(a, b)
     out = [name_text(a), name_text(b)]
-    if shared and ra and rb:
-        out += [" ".join(ra), " ".join(rb)]
+    if rest := residual_texts(a, b):
+        out += rest
     if _described(description_a) and _described(description_b):
         out += [definition_text(a, description_a), definition_text(b, description_b)]
     return out
+
+
+def decided_by_words(a: str, b: str) -> bool:
+    """Whether two names' words alone decide their score (the antonym guard's 0, the same
+    words' 1): no vector is read for them, not even their descriptions'."""
+    return opposed(a, b) or not _words(a) or not _words(b) or same_words(a, b)
 
 
 def _described(description: str) -> bool:
@@ -663,18 +709,22 @@ _ROUNDING = 1e-5  # float32 products and float64 scores may differ in the last p
 
 
 def score_bounds(
-    name_cos: np.ndarray, description_cos: np.ndarray | None = None, mixed: np.ndarray | bool = True
+    name_cos: np.ndarray,
+    description_cos: np.ndarray | None = None,
+    mixed: np.ndarray | bool = True,
+    residual_cos: np.ndarray | None = None,
 ) -> np.ndarray:
     """The highest score the rule can give pairs from their name cosines (and, where both
     are described, their description cosines; NaN elsewhere).
 
     A name score is the name cosine, or less, except for ``mixed`` pairs (names that
     share a word and each have one the other lacks), which average in the cosine of
-    what differs, at most 1: (2 * cosine + 1) / 3. A described pair's score is the
-    mean of that and the description cosine. A pair whose bound is below the
-    threshold need not be scored."""
+    what differs (``residual_cos`` where known, else at most 1): (2 * cosine + 1) / 3.
+    A described pair's score is the mean of that and the description cosine. A pair
+    whose bound is below the threshold need not be scored."""
     full = np.clip(name_cos, 0.0, 1.0)
-    bound = np.where(mixed, (2 * full + 1) / 3, full)
+    rest = 1.0 if residual_cos is None else np.clip(residual_cos, 0.0, 1.0)
+    bound = np.where(mixed, (2 * full + rest) / 3, full)
     if description_cos is not None:
         both = ~np.isnan(description_cos)
         bound = np.where(both, (bound + np.clip(np.nan_to_num(description_cos), 0.0, 1.0)) / 2, bound)
@@ -683,8 +733,8 @@ def score_bounds(
 
 def mixed(a: str, b: str) -> bool:
     """Whether two names share a word and each keep one of their own (``score_bounds``)."""
-    _, _, ra, rb, shared = _split(a, b)
-    return bool(shared and ra and rb)
+    ka, kb = _keys(a), _keys(b)  # (what ``_split`` says, from each name's keys alone)
+    return not ka.isdisjoint(kb) and not ka <= kb and not kb <= ka
 
 
 def tight_bounds(
@@ -694,6 +744,18 @@ def tight_bounds(
     for the few pairs a loose bound (every pair mixed) let through."""
     flags = np.array([mixed(x, y) for x, y in zip(names_a, names_b, strict=True)], dtype=bool)
     return score_bounds(name_cos, description_cos, flags)
+
+
+def same_words_of_pairs(names: Sequence[str], first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``same_words(names[first[k]], names[second[k]])`` for every k at once: from three
+    keys per name (its words run together, its stems, its heavy words' keys)."""
+    codes: dict[object, int] = {}
+    keys = np.full((len(names), 3), -1, dtype=np.int64)
+    for i, n in enumerate(names):
+        if w := _words(n):
+            keys[i] = [codes.setdefault(k, len(codes)) for k in (_compact(w), _stems(w), _heavy_keys(w))]
+    a, b = keys[first], keys[second]
+    return (a[:, 0] >= 0) & (b[:, 0] >= 0) & (a == b).any(axis=1)
 
 
 def _same_word_groups(defs: list[Definition]) -> list[list[int]]:

@@ -391,3 +391,176 @@ def test_clusters_join_three_names_and_never_pairs_leave(memory: Memory):
     vocab.never(memory, [(a, b) for a, b, _ in c.pairs], "ana", "not the same")
     assert vocab.suggest(memory) == []
     assert len(vocab.suggest(memory, include_never=True)) == 1
+
+
+# words for generated registries: spellings written out (colour / color, fav / favourite,
+# tz / timezone), antonyms (former, dislikes, start / end, un-, employer / employee), light
+# words (number, address) and words that name another thing (verified, expiry)
+_GENERATED_WORDS = [
+    "fav",
+    "favourite",
+    "favorite",
+    "colour",
+    "color",
+    "preferred",
+    "customer",
+    "client",
+    "email",
+    "mail",
+    "e_mail",
+    "phone",
+    "mobile",
+    "tel",
+    "number",
+    "address",
+    "home",
+    "work",
+    "employer",
+    "employee",
+    "former",
+    "ex",
+    "start",
+    "end",
+    "date",
+    "likes",
+    "dislikes",
+    "loves",
+    "subscribed",
+    "unsubscribed",
+    "verified",
+    "expiry",
+    "os",
+    "version",
+    "tz",
+    "timezone",
+    "time",
+    "zone",
+    "city",
+    "town",
+    "lives",
+    "residence",
+    "works",
+    "at",
+    "job",
+    "title",
+    "role",
+    "position",
+    "native",
+    "language",
+    "mother",
+    "tongue",
+    "zip",
+    "postal",
+    "code",
+    "deal",
+    "value",
+    "amount",
+    "budget",
+    "monthly",
+    "yearly",
+    "ticket",
+    "tickets",
+    "opened",
+    "closed",
+    "reopened",
+    "priority",
+    "plan",
+    "plans",
+]
+_GENERATED_DESCRIPTIONS = (
+    "",
+    "",
+    "",
+    "Where the person lives",
+    "The city the person lives in",
+    "The money the deal is worth",
+    "Something the person intends to do",
+    "The subscription tier of the account",
+)
+
+
+def _generated(count: int, seed: int) -> dict[str, Definition]:
+    import random
+
+    rng = random.Random(seed)
+    out: dict[str, Definition] = {}
+    while len(out) < count:
+        name = "_".join(rng.sample(_GENERATED_WORDS, rng.choice((1, 2, 2, 3))))
+        kind = rng.choice(("string", "string", "string", "number"))
+        out[name] = d(name, rng.choice(_GENERATED_DESCRIPTIONS), kind)
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_near_duplicates_gives_the_pairs_and_scores_of_the_rule_over_every_pair(seed):
+    # near_duplicates scores only the candidates whose bound from all their cosines reaches
+    # the threshold (or whose words are the same); over generated names with antonyms,
+    # spellings, light words and descriptions (veto and agreement) its answer must be the
+    # rule's over every pair of one storage class, scores to the last bit
+    import itertools
+
+    from recall_engine import sentence
+    from recall_engine.vocabulary import pair_score as rule
+
+    defs = _generated(300, seed)
+    names = sorted(defs)
+    every = [(a, b) for a, b in itertools.combinations(names, 2) if defs[a].storage_class == defs[b].storage_class]
+    vectors = sentence.vectors(t for a, b in every for t in texts_for(a, b, defs[a].description, defs[b].description))
+    assert vectors is not None
+    scores = [(a, b, rule(defs[a], defs[b], vectors)) for a, b in every]
+    skip = {every[k] for k in range(0, len(every), 97)}
+    for threshold in (0.5, DEFAULT_THRESHOLD, 0.85):
+        want = [x for x in scores if x[2] >= threshold]
+        assert len(want) > 20
+        assert matching.near_duplicates(defs, threshold) == want
+        assert matching.near_duplicates(defs, threshold, skip=skip) == [w for w in want if w[:2] not in skip]
+    # at a threshold of 0 every pair is an answer, those the guard puts at 0 too
+    few = names[:60]
+    every_few = [x for x in scores if x[0] in few and x[1] in few]
+    assert matching.near_duplicates({n: defs[n] for n in few}, 0.0) == every_few
+    assert any(s == 0 for _, _, s in every_few)
+    # the generated names exercise each step the fast path must keep: near pairs the guard
+    # or a description's veto keeps below the threshold, and names one spelling apart
+    near = [(a, b) for a, b, s in scores if s < DEFAULT_THRESHOLD <= vectors_cos(vectors, a, b)]
+    assert any(opposed(a, b) for a, b in near)
+    assert any(descriptions_disagree(defs[a].description, defs[b].description) for a, b in near)
+    assert any(name_text(a) == name_text(b) and a != b for a, b, s in scores if s == 1.0)
+
+
+def vectors_cos(vectors, a: str, b: str) -> float:
+    return float(vectors[name_text(a)] @ vectors[name_text(b)])
+
+
+def test_the_fast_forms_of_the_rule_agree_with_its_per_pair_steps():
+    # the candidate and bound steps read each name's keys once; what they say of a pair must be
+    # what the per-pair steps (``_split``, ``same_words``) say
+    import itertools
+
+    import numpy as np
+
+    from recall_engine.vocabulary import (
+        _split,
+        mixed,
+        opposite_words,
+        residual_texts,
+        same_words,
+        same_words_of_pairs,
+    )
+
+    names = sorted(_generated(160, 3)) + ["number", "address_number", "information", "informed", "e", "the_a"]
+    pairs = list(itertools.combinations(range(len(names)), 2))
+    first, second = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
+    flags = same_words_of_pairs(names, first, second)
+    counts = {"mixed": 0, "same": 0, "opposite": 0}
+    for (i, j), flag in zip(pairs, flags.tolist(), strict=True):
+        a, b = names[i], names[j]
+        _, _, ra, rb, shared = _split(a, b)
+        assert mixed(a, b) == bool(shared and ra and rb)
+        assert residual_texts(a, b) == ((" ".join(ra), " ".join(rb)) if shared and ra and rb else None)
+        assert flag == same_words(a, b)
+        if opposite_words(a) != opposite_words(b):
+            assert opposed(a, b)
+            counts["opposite"] += 1
+        counts["mixed"] += mixed(a, b)
+        counts["same"] += flag
+    assert min(counts.values()) > 0, counts
