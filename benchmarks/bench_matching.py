@@ -26,7 +26,9 @@ and against the N names. Each figure is printed beside the issue's target for it
 Where one name's time goes is printed step by step (CPU time: tokenizer, the
 graph's inputs, the int8 graph), each as a name meets it, right after a graph run,
 and warm; and one new name's CPU time as ``encode`` takes it beside the same without
-the plain-ASCII tokenizer path, in turn in the same run. Model load is timed in a new process (its imports
+the plain-ASCII tokenizer path, in turn in the same run; and new processes with the
+session's memory on huge pages and without (``RECALL_MODEL_HUGE_PAGES=off``), in
+turn. Model load is timed in a new process (its imports
 included), once as the first process on a machine finds it (the graph built) and
 once as a later one does (the built graph read from the cache folder). The load
 average is printed at the start and the end: on a busy machine compare CPU times
@@ -189,6 +191,7 @@ def speed(n_names: int) -> dict:
         lambda i: enc.encode([f"{rng.choice(words)} {rng.choice(words)} {i}"]), 50, clock=time.process_time
     )
     out.update(one_name_before_after(enc, words, rng))
+    out.update(huge_pages_before_after())
     a = Definition("shipping_address", "single", "string", "")
     b = Definition("delivery_address", "single", "string", "")
     matching.pair_score(a, b)
@@ -272,6 +275,60 @@ def floors(enc, text: str) -> dict:
     for k in ("step_tokenize_ms", "step_tokenize_tokenizers_ms", "step_inputs_ms", "step_inputs_general_ms"):
         out[k.replace("_ms", "_warm_ms")] = _p50_ms(lambda i, f=steps[k]: f(), 200, clock)
     out["graph_file_mb"] = enc._graph_bytes / 1e6
+    return out
+
+
+_ONE_NAME_IN_A_PROCESS = """
+import json, random, statistics, time
+from recall_engine import sentence
+t = time.perf_counter()
+enc = sentence.model()
+load = time.perf_counter() - t
+feeds = enc._one(enc.ids("customer preferred 17"))
+for _ in range(20):
+    enc._run(None, feeds)
+rng = random.Random(7)
+words = ["customer", "preferred", "shipping", "address", "editor", "language", "phone", "date", "tier", "plan"]
+graph, one = [], []
+for i in range(200):
+    t = time.thread_time()
+    enc._run(None, feeds)
+    graph.append(time.thread_time() - t)
+    text = f"{rng.choice(words)} {rng.choice(words)} {i}"
+    t = time.thread_time()
+    enc.encode([text])
+    one.append(time.thread_time() - t)
+print(json.dumps([load, statistics.median(graph) * 1000, statistics.median(one) * 1000]))
+"""
+
+
+def huge_pages_before_after(pairs: int = 4) -> dict:
+    """The graph alone and one new name (p50 of CPU time), and the model's load (wall), in
+    new processes with the session's memory on huge pages (``sentence._huge_pages``) and
+    with ``RECALL_MODEL_HUGE_PAGES=off``, taken in turn: medians over the processes."""
+    import subprocess
+
+    root = str(HERE.parent)
+    got: dict[str, list[list[float]]] = {"on": [], "off": []}
+    for i in range(pairs):
+        for setting in sorted(got, reverse=i % 2 == 1):
+            env = {
+                **os.environ,
+                "RECALL_MODEL_HUGE_PAGES": setting,
+                "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+            }
+            run = subprocess.run(
+                [sys.executable, "-c", _ONE_NAME_IN_A_PROCESS], env=env, capture_output=True, text=True, check=True
+            )
+            got[setting].append(json.loads(run.stdout))
+    out: dict = {}
+    for setting, rows in got.items():
+        load, graph, one = (statistics.median(col) for col in zip(*rows, strict=True))
+        out[f"huge_pages_{setting}_load_s"] = load
+        out[f"huge_pages_{setting}_graph_cpu_ms_p50"] = graph
+        out[f"huge_pages_{setting}_embed_one_cpu_ms_p50"] = one
+    on, off = out["huge_pages_on_embed_one_cpu_ms_p50"], out["huge_pages_off_embed_one_cpu_ms_p50"]
+    out["huge_pages_save"] = f"{(1 - on / off) * 100:.1f}% of one name's CPU"
     return out
 
 

@@ -80,7 +80,9 @@ class Encoder:
         self._lock = threading.Lock()
         model = _built_graph(self.fingerprint, lambda: encoder_graph.build(weights, self._ranges(weights)))
         self._graph_bytes = len(model)
+        before = _anonymous_regions()
         self._run = self._session(model).run
+        self.huge_page_bytes = _huge_pages(before)
 
     def _ranges(self, weights: encoder_graph.Weights) -> encoder_graph.Ranges:
         """The int8 graph's activation ranges: shipped for these weights, else measured (slow, once)."""
@@ -261,6 +263,55 @@ class _PlainWordPiece:
             else:
                 return [self.unk]
         return pieces
+
+
+MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25  # Linux's madvise advice numbers
+_HUGE = 2 << 20
+
+
+def _anonymous_regions() -> set[tuple[int, int]]:
+    """This process's writable anonymous memory (and its heap), as (start, end) from
+    /proc/self/maps; empty where there is no such file (not Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return set()
+    out = set()
+    for line in lines:
+        p = line.split()
+        if len(p) >= 2 and p[1].startswith("rw") and (len(p) == 5 or p[5] == "[heap]"):
+            start, end = p[0].split("-")
+            out.add((int(start, 16), int(end, 16)))
+    return out
+
+
+def _huge_pages(before: set[tuple[int, int]]) -> int:
+    """Put the memory the session took while loading (its prepacked int8 weights, about
+    10.6 MB) on 2 MB pages, and say how many bytes were asked for: about 20% less CPU
+    for one name (docs/review-queues.md, "Speed"). Every graph run streams the whole
+    weights, and on 4 KB pages each page is a TLB miss and a stop for the prefetcher.
+
+    Linux only, best effort: MADV_HUGEPAGE marks the regions that appeared or grew
+    (the kernel's default "madvise" mode gives huge pages only where asked), and
+    MADV_COLLAPSE (Linux 6.1) moves what is already there at once. Any refusal only
+    means small pages. ``RECALL_MODEL_HUGE_PAGES=off`` turns it off."""
+    if os.environ.get("RECALL_MODEL_HUGE_PAGES", "") == "off" or not before:
+        return 0
+    grown = sorted(r for r in _anonymous_regions() - before if r[1] - r[0] >= _HUGE)
+    try:
+        import ctypes
+
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    except (OSError, AttributeError):
+        return 0
+    asked = 0
+    for start, end in grown:
+        if madvise(start, end - start, MADV_HUGEPAGE) == 0:
+            madvise(start, end - start, MADV_COLLAPSE)  # refused on older kernels: khugepaged will
+            asked += end - start
+    return asked
 
 
 def _cache_path() -> Path | None:

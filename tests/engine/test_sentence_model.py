@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -512,3 +513,38 @@ def test_the_session_runs_on_one_thread_in_order():
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
     assert options.execution_mode == ort.ExecutionMode.ORT_SEQUENTIAL
     assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+
+
+def _thp_mode() -> str:
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return "none"
+    return text[text.index("[") + 1 : text.index("]")]
+
+
+@pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="no transparent huge pages here")
+def test_the_loaded_weights_sit_on_huge_pages_unless_turned_off():
+    code = (
+        "from recall_engine import sentence; enc = sentence.model(); "
+        "huge = [l.split()[1] for l in open('/proc/self/smaps_rollup') if l.startswith('AnonHugePages')][0]; "
+        "print(enc.huge_page_bytes, huge)"
+    )
+    got = {}
+    for setting in ("", "off"):
+        env = {**os.environ, "RECALL_MODEL_HUGE_PAGES": setting}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        asked, huge = (int(x) for x in out.stdout.split())
+        got[setting] = (asked, huge)
+    assert got[""][0] >= 10 << 20  # at least the 10.6 MB of weights was asked for
+    if _thp_mode() == "madvise":  # else the kernel gives huge pages everywhere anyway
+        assert got["off"] == (0, 0)
+        assert got[""][1] > 0
+
+
+def test_huge_pages_are_best_effort(monkeypatch):
+    # no /proc (not Linux): nothing asked, nothing raised; and the switch is honoured
+    monkeypatch.setattr(sentence, "_anonymous_regions", lambda: set())
+    assert sentence._huge_pages(set()) == 0
+    monkeypatch.setenv("RECALL_MODEL_HUGE_PAGES", "off")
+    assert sentence._huge_pages({(0, 1)}) == 0
