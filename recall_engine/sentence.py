@@ -286,6 +286,24 @@ def _anonymous_regions() -> set[tuple[int, int]]:
     return out
 
 
+def _new_parts(after: set[tuple[int, int]], before: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of ``after`` that no region of ``before`` covered: memory taken since
+    (a region that grew gives only its new part, so a large heap is never all advised)."""
+    out = []
+    old = sorted(before)
+    for start, end in sorted(after):
+        at = start
+        for s, e in old:
+            if e <= at or s >= end:
+                continue
+            if s > at:
+                out.append((at, s))
+            at = max(at, e)
+        if at < end:
+            out.append((at, end))
+    return out
+
+
 def _huge_pages(before: set[tuple[int, int]]) -> int:
     """Put the memory the session took while loading (its prepacked int8 weights, about
     10.6 MB) on 2 MB pages, and say how many bytes were asked for: about 20% less CPU
@@ -298,7 +316,7 @@ def _huge_pages(before: set[tuple[int, int]]) -> int:
     means small pages. ``RECALL_MODEL_HUGE_PAGES=off`` turns it off."""
     if os.environ.get("RECALL_MODEL_HUGE_PAGES", "") == "off" or not before:
         return 0
-    grown = sorted(r for r in _anonymous_regions() - before if r[1] - r[0] >= _HUGE)
+    grown = [r for r in _new_parts(_anonymous_regions(), before) if r[1] - r[0] >= _HUGE]
     try:
         import ctypes
 

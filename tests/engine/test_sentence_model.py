@@ -548,3 +548,17 @@ def test_huge_pages_are_best_effort(monkeypatch):
     assert sentence._huge_pages(set()) == 0
     monkeypatch.setenv("RECALL_MODEL_HUGE_PAGES", "off")
     assert sentence._huge_pages({(0, 1)}) == 0
+
+
+@pytest.mark.parametrize(
+    "after, before, new",
+    [
+        ({(0, 100)}, set(), [(0, 100)]),  # a new region
+        ({(0, 100)}, {(0, 100)}, []),  # unchanged
+        ({(0, 100)}, {(0, 40)}, [(40, 100)]),  # grew: only its new part (a heap is never all advised)
+        ({(0, 100)}, {(30, 100)}, [(0, 30)]),  # grew downwards
+        ({(0, 100), (200, 300)}, {(20, 40), (60, 80), (200, 300)}, [(0, 20), (40, 60), (80, 100)]),
+    ],
+)
+def test_the_memory_advised_is_what_loading_took(after, before, new):
+    assert sentence._new_parts(after, before) == new
