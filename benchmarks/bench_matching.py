@@ -26,7 +26,11 @@ and matching a new name whose vectors are cached against the starters' predicate
 and against the N names. Each figure is printed beside the issue's target for it.
 
 Where one name's time goes is printed step by step (CPU time: tokenizer, the
-graph's inputs, the int8 graph). Model load is timed in a new process (its imports
+graph's inputs, the int8 graph), each as a name meets it, right after a graph run,
+and warm; and one new name's CPU time as ``encode`` takes it beside the same without
+the plain-ASCII tokenizer path, in turn in the same run; and new processes with the
+session's memory on huge pages and without (``RECALL_MODEL_HUGE_PAGES=off``), in
+turn. Model load is timed in a new process (its imports
 included), once as the first process on a machine finds it (the graph built) and
 once as a later one does (the built graph read from the cache folder). The load
 average is printed at the start and the end: on a busy machine compare CPU times
@@ -49,6 +53,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
 
 from recall_engine import matching, sentence, vocabulary  # noqa: E402
 from recall_engine.registry import Definition  # noqa: E402
@@ -192,6 +198,8 @@ def speed(n_names: int) -> dict:
     out["embed_one_cpu_ms_p50"] = _p50_ms(
         lambda i: enc.encode([f"{rng.choice(words)} {rng.choice(words)} {i}"]), 50, clock=time.process_time
     )
+    out.update(one_name_before_after(enc, words, rng))
+    out.update(huge_pages_before_after())
     a = Definition("shipping_address", "single", "string", "")
     b = Definition("delivery_address", "single", "string", "")
     matching.pair_score(a, b)
@@ -292,17 +300,121 @@ def _load_in_new_process() -> float:
 
 def floors(enc, text: str) -> dict:
     """Where one name's time goes, step by step (p50, CPU time of this thread): the tokenizer,
-    the graph's inputs (the token rows of the mapped embedding table) and the int8 graph."""
+    the graph's inputs (the token rows of the mapped embedding table) and the int8 graph.
+
+    Each step is timed as a name meets it: right after a graph run (which streams the
+    10.6 MB of weights through the CPU caches, pushing out the tokenizer's tables and
+    numpy's own code and data), and in a tight loop of itself (warm: a floor no real
+    call sees). The tokenizer and the inputs are each timed two ways in turn: what
+    ``encode`` does for one text (``Encoder.ids``, the plain-ASCII path; ``Encoder._one``)
+    and what it did before (``tokenizers`` itself; the general ``Encoder._inputs``)."""
     clock = time.thread_time
     out: dict = {}
-    ids = enc.tokenizer.encode(text).ids
+    ids = enc.ids(text)
+    assert ids == enc.tokenizer.encode(text).ids
     out["one_name_tokens"] = len(ids)
-    out["step_tokenize_ms"] = _p50_ms(lambda i: enc.tokenizer.encode(text), 200, clock)
-    out["step_inputs_ms"] = _p50_ms(lambda i: enc._inputs([ids]), 200, clock)
     feeds = enc._inputs([ids])
-    out["step_graph_ms"] = _p50_ms(lambda i: enc._run(None, feeds), 100, clock)
+    steps = {
+        "step_tokenize_ms": lambda: enc.ids(text),
+        "step_tokenize_tokenizers_ms": lambda: enc.tokenizer.encode(text).ids,
+        "step_inputs_ms": lambda: enc._one(ids),
+        "step_inputs_general_ms": lambda: enc._inputs([ids]),
+        "step_graph_ms": lambda: enc._run(None, feeds),
+    }
+    cold: dict[str, list[float]] = {k: [] for k in steps}
+    for _ in range(100):
+        for k, f in steps.items():
+            enc._run(None, feeds)
+            t = clock()
+            f()
+            cold[k].append(clock() - t)
+    for k, ts in cold.items():
+        out[k] = statistics.median(ts) * 1000
+    for k in ("step_tokenize_ms", "step_tokenize_tokenizers_ms", "step_inputs_ms", "step_inputs_general_ms"):
+        out[k.replace("_ms", "_warm_ms")] = _p50_ms(lambda i, f=steps[k]: f(), 200, clock)
     out["graph_file_mb"] = enc._graph_bytes / 1e6
     return out
+
+
+_ONE_NAME_IN_A_PROCESS = """
+import json, random, statistics, time
+from recall_engine import sentence
+t = time.perf_counter()
+enc = sentence.model()
+load = time.perf_counter() - t
+feeds = enc._one(enc.ids("customer preferred 17"))
+for _ in range(20):
+    enc._run(None, feeds)
+rng = random.Random(7)
+words = ["customer", "preferred", "shipping", "address", "editor", "language", "phone", "date", "tier", "plan"]
+graph, one = [], []
+for i in range(200):
+    t = time.thread_time()
+    enc._run(None, feeds)
+    graph.append(time.thread_time() - t)
+    text = f"{rng.choice(words)} {rng.choice(words)} {i}"
+    t = time.thread_time()
+    enc.encode([text])
+    one.append(time.thread_time() - t)
+print(json.dumps([load, statistics.median(graph) * 1000, statistics.median(one) * 1000]))
+"""
+
+
+def huge_pages_before_after(pairs: int = 4) -> dict:
+    """The graph alone and one new name (p50 of CPU time), and the model's load (wall), in
+    new processes with the session's memory on huge pages (``sentence._huge_pages``) and
+    with ``RECALL_MODEL_HUGE_PAGES=off``, taken in turn: medians over the processes."""
+    import subprocess
+
+    root = str(HERE.parent)
+    got: dict[str, list[list[float]]] = {"on": [], "off": []}
+    for i in range(pairs):
+        for setting in sorted(got, reverse=i % 2 == 1):
+            env = {
+                **os.environ,
+                "RECALL_MODEL_HUGE_PAGES": setting,
+                "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]),
+            }
+            run = subprocess.run(
+                [sys.executable, "-c", _ONE_NAME_IN_A_PROCESS], env=env, capture_output=True, text=True, check=True
+            )
+            got[setting].append(json.loads(run.stdout))
+    out: dict = {}
+    for setting, rows in got.items():
+        load, graph, one = (statistics.median(col) for col in zip(*rows, strict=True))
+        out[f"huge_pages_{setting}_load_s"] = load
+        out[f"huge_pages_{setting}_graph_cpu_ms_p50"] = graph
+        out[f"huge_pages_{setting}_embed_one_cpu_ms_p50"] = one
+    on, off = out["huge_pages_on_embed_one_cpu_ms_p50"], out["huge_pages_off_embed_one_cpu_ms_p50"]
+    out["huge_pages_save"] = f"{(1 - on / off) * 100:.1f}% of one name's CPU"
+    return out
+
+
+def one_name_before_after(enc, words: list[str], rng: random.Random, n: int = 60) -> dict:
+    """One new name embedded, p50 of CPU time, as ``encode`` does it (after) and as it did
+    before this round (``tokenizers`` and the general ``_inputs`` for every text; the
+    same graph), taken in turn in the same run so the machine's load falls on both alike."""
+    clock = time.process_time
+
+    def before(text: str) -> None:
+        out = np.zeros((1, sentence.DIMENSIONS), dtype=np.float32)
+        with enc._lock:
+            out[0] = enc._run(None, enc._inputs([enc.tokenizer.encode(text).ids]))[0][0]
+
+    ways = {"after": lambda t: enc.encode([t]), "before": before}
+    times: dict[str, list[float]] = {k: [] for k in ways}
+    for i in range(n):
+        for k in sorted(ways, reverse=i % 2 == 1):
+            text = f"{rng.choice(words)} {rng.choice(words)} {k} {i}"
+            t = clock()
+            ways[k](text)
+            times[k].append(clock() - t)
+    after, before_ = (statistics.median(times[k]) * 1000 for k in ("after", "before"))
+    return {
+        "embed_one_cpu_ms_p50_in_turn_before": before_,
+        "embed_one_cpu_ms_p50_in_turn_after": after,
+        "embed_one_in_turn_saves": f"{(1 - after / before_) * 100:.1f}% of CPU",
+    }
 
 
 def registry_names(n: int, starters: dict[str, Definition], rng: random.Random) -> list[str]:

@@ -23,6 +23,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import sqlite3
 import sys
 import tempfile
@@ -74,10 +75,14 @@ class Encoder:
         self.tokenizer = Tokenizer.from_file(str(directory / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
+        self._ones = np.ones((1, MAX_TOKENS), dtype=np.int32)  # one text's mask: no padding
+        self._plain: _PlainWordPiece | None = None  # built on the first one-text call (see ``ids``)
         self._lock = threading.Lock()
         model = _built_graph(self.fingerprint, lambda: encoder_graph.build(weights, self._ranges(weights)))
         self._graph_bytes = len(model)
+        before = _anonymous_regions()
         self._run = self._session(model).run
+        self.huge_page_bytes = _huge_pages(before)
 
     def _ranges(self, weights: encoder_graph.Weights) -> encoder_graph.Ranges:
         """The int8 graph's activation ranges: shipped for these weights, else measured (slow, once)."""
@@ -109,6 +114,13 @@ class Encoder:
         emb += self.position[:t]
         return {"emb": emb, "mask": mask}
 
+    def _one(self, ids: list[int]) -> dict[str, np.ndarray]:
+        """``_inputs`` of one text, in as few numpy calls as can be: right after a graph
+        run each call first finds numpy cold in the CPU caches (docs/review-queues.md, "Speed")."""
+        emb = self.word[ids]
+        emb += self.position[: len(ids)]
+        return {"emb": emb[None], "mask": self._ones[:, : len(ids)]}
+
     def _calibration(self) -> list[tuple[np.ndarray, np.ndarray]]:
         """What the int8 graph's fixed activation ranges are measured on: the starter
         registries' names, descriptions and the two read together (``vocabulary``'s
@@ -131,6 +143,18 @@ class Encoder:
             out.append((f["emb"], f["mask"]))
         return out
 
+    def ids(self, text: str) -> list[int]:
+        """One text's token ids, as ``tokenizer.encode`` gives them.
+
+        Plain ASCII text (a name, most descriptions) is split here, in Python: called
+        once per name, right after a graph run has pushed the tokenizer's own tables
+        out of the CPU caches, ``tokenizers`` takes about 3x as long for it
+        (docs/review-queues.md, "Speed"). Any other text goes to ``tokenizers``."""
+        if self._plain is None:
+            self._plain = _PlainWordPiece.of(self.tokenizer)
+        got = self._plain.ids(text) if self._plain.enabled else None
+        return got if got is not None else self.tokenizer.encode(text).ids
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of texts, (n, 384) float32, in the order given.
 
@@ -142,7 +166,7 @@ class Encoder:
             return out
         if len(texts) == 1:
             with self._lock:
-                out[0] = self._run(None, self._inputs([self.tokenizer.encode(texts[0]).ids]))[0][0]
+                out[0] = self._run(None, self._one(self.ids(texts[0])))[0][0]
             return out
         encs = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
@@ -168,6 +192,144 @@ class Encoder:
                 with ThreadPoolExecutor(workers) as pool:
                     list(pool.map(run, batches))
         return out
+
+
+_PUNCTUATION = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
+_PLAIN = frozenset("\t\n\r" + "".join(chr(c) for c in range(32, 127))) - {"["}
+
+
+class _PlainWordPiece:
+    """BERT's uncased WordPiece for printable ASCII text, the same ids as ``tokenizers``
+    (held to it by a property test): lower-case, split on whitespace and on each
+    punctuation mark, each word as its longest known pieces ([UNK] if one is missing
+    or the word is too long), [CLS] ... [SEP], truncated to ``MAX_TOKENS``.
+
+    Outside that text ``ids`` returns None: non-ASCII letters (accents, CJK) and
+    control characters need the normaliser, and "[" may open a special token such
+    as "[CLS]", which ``tokenizers`` matches before any of the above."""
+
+    def __init__(self, vocab: dict[str, int], unk: str, prefix: str, longest: int, enabled: bool):
+        self.vocab, self.prefix, self.longest, self.enabled = vocab, prefix, longest, enabled
+        self.unk, self.cls, self.sep = vocab.get(unk, 0), vocab.get("[CLS]", 0), vocab.get("[SEP]", 0)
+        self._words = re.compile("[a-z0-9]+|[" + re.escape(_PUNCTUATION) + "]").findall
+
+    @classmethod
+    def of(cls, tokenizer: Any) -> _PlainWordPiece:
+        """The fast path for this tokenizer, enabled only if it is the pipeline described above."""
+        from tokenizers import models, normalizers, pre_tokenizers, processors
+
+        m, n = tokenizer.model, tokenizer.normalizer
+        ok = (
+            isinstance(m, models.WordPiece)
+            and isinstance(n, normalizers.BertNormalizer)
+            and n.lowercase
+            and n.clean_text
+            and isinstance(tokenizer.pre_tokenizer, pre_tokenizers.BertPreTokenizer)
+            and isinstance(tokenizer.post_processor, processors.TemplateProcessing)
+            and tokenizer.encode("").ids == [tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")]
+            and (tokenizer.truncation or {}).get("max_length") == MAX_TOKENS
+        )
+        if not ok:
+            return cls({}, "[UNK]", "##", 0, False)
+        return cls(tokenizer.get_vocab(), m.unk_token, m.continuing_subword_prefix, m.max_input_chars_per_word, True)
+
+    def ids(self, text: str) -> list[int] | None:
+        if not _PLAIN.issuperset(text):
+            return None
+        out = [self.cls]
+        for word in self._words(text.lower()):
+            whole = self.vocab.get(word)
+            if whole is not None:
+                out.append(whole)
+            else:
+                out.extend(self._pieces(word))
+        del out[MAX_TOKENS - 1 :]  # [CLS], then as many tokens as leave room for [SEP]
+        out.append(self.sep)
+        return out
+
+    def _pieces(self, word: str) -> list[int]:
+        """A word not in the vocabulary as its longest known pieces from the left; [UNK] if any is missing."""
+        if len(word) > self.longest:
+            return [self.unk]
+        pieces: list[int] = []
+        start = 0
+        while start < len(word):
+            for end in range(len(word), start, -1):
+                piece = self.vocab.get(word[start:end] if start == 0 else self.prefix + word[start:end])
+                if piece is not None:
+                    pieces.append(piece)
+                    start = end
+                    break
+            else:
+                return [self.unk]
+        return pieces
+
+
+MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25  # Linux's madvise advice numbers
+_HUGE = 2 << 20
+
+
+def _anonymous_regions() -> set[tuple[int, int]]:
+    """This process's writable anonymous memory (and its heap), as (start, end) from
+    /proc/self/maps; empty where there is no such file (not Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return set()
+    out = set()
+    for line in lines:
+        p = line.split()
+        if len(p) >= 2 and p[1].startswith("rw") and (len(p) == 5 or p[5] == "[heap]"):
+            start, end = p[0].split("-")
+            out.add((int(start, 16), int(end, 16)))
+    return out
+
+
+def _new_parts(after: set[tuple[int, int]], before: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of ``after`` that no region of ``before`` covered: memory taken since
+    (a region that grew gives only its new part, so a large heap is never all advised)."""
+    out = []
+    old = sorted(before)
+    for start, end in sorted(after):
+        at = start
+        for s, e in old:
+            if e <= at or s >= end:
+                continue
+            if s > at:
+                out.append((at, s))
+            at = max(at, e)
+        if at < end:
+            out.append((at, end))
+    return out
+
+
+def _huge_pages(before: set[tuple[int, int]]) -> int:
+    """Put the memory the session took while loading (its prepacked int8 weights, about
+    10.6 MB) on 2 MB pages, and say how many bytes were asked for: about 20% less CPU
+    for one name (docs/review-queues.md, "Speed"). Every graph run streams the whole
+    weights, and on 4 KB pages each page is a TLB miss and a stop for the prefetcher.
+
+    Linux only, best effort: MADV_HUGEPAGE marks the regions that appeared or grew
+    (the kernel's default "madvise" mode gives huge pages only where asked), and
+    MADV_COLLAPSE (Linux 6.1) moves what is already there at once. Any refusal only
+    means small pages. ``RECALL_MODEL_HUGE_PAGES=off`` turns it off."""
+    if os.environ.get("RECALL_MODEL_HUGE_PAGES", "") == "off" or not before:
+        return 0
+    grown = [r for r in _new_parts(_anonymous_regions(), before) if r[1] - r[0] >= _HUGE]
+    try:
+        import ctypes
+
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    except (OSError, AttributeError):
+        return 0
+    asked = 0
+    for start, end in grown:
+        if madvise(start, end - start, MADV_HUGEPAGE) == 0:
+            madvise(start, end - start, MADV_COLLAPSE)  # refused on older kernels: khugepaged will
+            asked += end - start
+    return asked
 
 
 def _cache_path() -> Path | None:

@@ -8,9 +8,12 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recall_engine import encoder_graph, matching, sentence
 from recall_engine.instants import parse_instant
@@ -445,3 +448,117 @@ def test_graph_files_unused_for_a_month_are_removed_when_a_graph_is_built(monkey
     monkeypatch.setattr(sentence, "SPACE", "new")
     assert sentence._built_graph("fp", lambda: b"mine") == b"mine"
     assert sorted(f.name for f in tmp_path.iterdir()) == ["encoder-new-fp.onnx", "encoder-other-install.onnx"]
+
+
+# --- one text's path: the plain-ASCII tokenizer, its inputs, the session's options ---------
+
+_WORDS = ["customer", "preferred", "fav", "colour", "zip", "code", "supercalifragilistic", "x" * 101, "[CLS]", "[unk]"]
+_ASCII = st.text(st.characters(min_codepoint=0, max_codepoint=127), max_size=60)
+_NAMES = st.lists(st.sampled_from(_WORDS) | _ASCII, max_size=8).flatmap(
+    lambda ws: st.sampled_from([" ", "_", "-", ". ", ""]).map(lambda sep: sep.join(ws))
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.one_of(
+        _NAMES, st.text(max_size=40), st.lists(st.sampled_from(_WORDS[:8]), min_size=60, max_size=200).map(" ".join)
+    )
+)
+def test_one_texts_token_ids_are_the_tokenizers(text):
+    # names, punctuation, control characters, special tokens written out, words too long for
+    # WordPiece, texts past MAX_TOKENS, and any unicode: the same ids as ``tokenizers`` gives
+    enc = sentence.model()
+    assert enc.ids(text) == enc.tokenizer.encode(text).ids
+
+
+def test_plain_ascii_takes_the_python_path_and_other_text_the_tokenizer():
+    enc = sentence.model()
+    enc.ids("")
+    plain = enc._plain
+    assert plain is not None and plain.enabled
+    assert (
+        plain.ids("customer_preferred shipping-address: zip code (v2)")
+        == enc.tokenizer.encode("customer_preferred shipping-address: zip code (v2)").ids
+    )
+    for other in ("café", "[CLS] tier", "tier\x07", "日本語"):
+        assert plain.ids(other) is None
+        assert enc.ids(other) == enc.tokenizer.encode(other).ids
+
+
+def test_the_fast_path_stays_off_for_a_tokenizer_it_does_not_describe():
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    other = Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+    other.pre_tokenizer = pre_tokenizers.Whitespace()
+    assert not sentence._PlainWordPiece.of(other).enabled
+
+
+def test_one_texts_inputs_are_the_general_ones():
+    enc = sentence.model()
+    for text in ("zip code", "a", "native language: the language someone grew up speaking"):
+        ids = enc.ids(text)
+        one, general = enc._one(ids), enc._inputs([ids])
+        assert one.keys() == general.keys()
+        for k in one:
+            assert one[k].dtype == general[k].dtype and np.array_equal(one[k], general[k])
+
+
+def test_the_session_runs_on_one_thread_in_order():
+    # one name is a few tokens: onnxruntime's own threads cost more than they give, and
+    # ``encode`` spreads batches over the cores itself (docs/review-queues.md, "Speed")
+    import onnxruntime as ort
+
+    options = sentence.model()._run.__self__.get_session_options()
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
+    assert options.execution_mode == ort.ExecutionMode.ORT_SEQUENTIAL
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+
+
+def _thp_mode() -> str:
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return "none"
+    return text[text.index("[") + 1 : text.index("]")]
+
+
+@pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="no transparent huge pages here")
+def test_the_loaded_weights_sit_on_huge_pages_unless_turned_off():
+    code = (
+        "from recall_engine import sentence; enc = sentence.model(); "
+        "huge = [l.split()[1] for l in open('/proc/self/smaps_rollup') if l.startswith('AnonHugePages')][0]; "
+        "print(enc.huge_page_bytes, huge)"
+    )
+    got = {}
+    for setting in ("", "off"):
+        env = {**os.environ, "RECALL_MODEL_HUGE_PAGES": setting}
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        asked, huge = (int(x) for x in out.stdout.split())
+        got[setting] = (asked, huge)
+    assert got[""][0] >= 10 << 20  # at least the 10.6 MB of weights was asked for
+    if _thp_mode() == "madvise":  # else the kernel gives huge pages everywhere anyway
+        assert got["off"] == (0, 0)
+        assert got[""][1] > 0
+
+
+def test_huge_pages_are_best_effort(monkeypatch):
+    # no /proc (not Linux): nothing asked, nothing raised; and the switch is honoured
+    monkeypatch.setattr(sentence, "_anonymous_regions", lambda: set())
+    assert sentence._huge_pages(set()) == 0
+    monkeypatch.setenv("RECALL_MODEL_HUGE_PAGES", "off")
+    assert sentence._huge_pages({(0, 1)}) == 0
+
+
+@pytest.mark.parametrize(
+    "after, before, new",
+    [
+        ({(0, 100)}, set(), [(0, 100)]),  # a new region
+        ({(0, 100)}, {(0, 100)}, []),  # unchanged
+        ({(0, 100)}, {(0, 40)}, [(40, 100)]),  # grew: only its new part (a heap is never all advised)
+        ({(0, 100)}, {(30, 100)}, [(0, 30)]),  # grew downwards
+        ({(0, 100), (200, 300)}, {(20, 40), (60, 80), (200, 300)}, [(0, 20), (40, 60), (80, 100)]),
+    ],
+)
+def test_the_memory_advised_is_what_loading_took(after, before, new):
+    assert sentence._new_parts(after, before) == new
