@@ -284,7 +284,11 @@ class SQLiteBackend(Backend):
         return [(name, int(n)) for name, n in rows]
 
     def close(self) -> None:
-        self.checkpointer.close()  # it checkpoints what this backend committed since its last run
+        with self._lock:
+            mine = getattr(self._local, "conn", None)
+            conn = mine or (self._connections[0] if self._connections else None)
+        if not self.read_only:  # what this backend committed since the helper's last checkpoint
+            self.checkpointer.close(conn)
         with self._lock:
             self._closed = True
             conns, self._connections = self._connections, []

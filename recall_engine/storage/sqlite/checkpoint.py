@@ -72,32 +72,40 @@ class Checkpointer:
             # a commit is pending: wait for more of them, up to IDLE seconds
             while not self._stop and self._pending < COMMITS and self._wake.wait(IDLE):
                 self._wake.clear()
-            if self._pending:
-                self._pending = 0
-                try:
-                    conn = conn or self._connect()
-                    row = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                    self.last = (int(row[0]), int(row[1]), int(row[2]))
-                except sqlite3.Error:
-                    pass  # the writer's own checkpoint still bounds the log
-                except Exception:  # the backend was closed under it (StorageError): nothing left to do
-                    return
-                with self._done:
-                    self.runs += 1
-                    self._done.notify_all()
             if self._stop:
+                return  # close() checkpoints what is pending, on a connection it already has
+            try:
+                conn = conn or self._connect()
+            except Exception:  # the backend was closed under it (StorageError): nothing left to do
                 return
+            self.checkpoint(conn)
+
+    def checkpoint(self, conn: sqlite3.Connection) -> None:
+        """One ``PASSIVE`` checkpoint of what is pending."""
+        self._pending = 0
+        try:
+            row = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            self.last = (int(row[0]), int(row[1]), int(row[2]))
+        except sqlite3.Error:
+            return  # the writer's own checkpoint still bounds the log
+        with self._done:
+            self.runs += 1
+            self._done.notify_all()
 
     def wait_runs(self, n: int, timeout: float) -> bool:
         """Until ``n`` checkpoints have run (tests wait on it); False if ``timeout`` passed first."""
         with self._done:
             return self._done.wait_for(lambda: self.runs >= n, timeout)
 
-    def close(self) -> None:
-        """Checkpoint what is pending and stop the thread (before the connections close)."""
+    def close(self, conn: sqlite3.Connection | None) -> None:
+        """Stop the thread and checkpoint what is pending on ``conn``, a connection of the
+        closing backend: a process that wrote once (the CLI) opens no connection for it,
+        and SQLite's own checkpoint when the last connection closes then finds nothing left."""
         with self._start_lock:
             self._stop = True
             thread = self._thread if self._pid == os.getpid() else None
         if thread is not None:
             self._wake.set()
             thread.join()
+        if self._pending and conn is not None:
+            self.checkpoint(conn)
