@@ -1,5 +1,5 @@
 """Checkpoints on a helper thread, so a writer does not wait for the disk
-(docs/storage.md, "What a commit guarantees").
+(docs/storage.md, "When the log is synced").
 
 In WAL mode with ``synchronous=NORMAL`` a commit writes the log and syncs nothing; a
 checkpoint syncs the log, copies it into the file and syncs the file. SQLite runs one
