@@ -113,6 +113,16 @@ def remember_sizes(url: str, label: str, big: int, reps: int = 40) -> None:
     backend.close()
 
 
+def scheduled() -> tuple[float, float] | None:
+    """This thread's seconds on a CPU and waiting for one (Linux), or None."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            ran, queued = f.read().split()[:2]
+    except OSError:
+        return None
+    return int(ran) / 1e9, int(queued) / 1e9
+
+
 def statements(url: str, label: str, n: int, pairs: int) -> None:
     sts = [
         {"subject": f"s{k % pairs:05d}", "predicate": "uses_technology", "value": f"tech-{k // pairs}"}
@@ -120,10 +130,14 @@ def statements(url: str, label: str, n: int, pairs: int) -> None:
     ]
     backend = open_backend(url)
     one = declared(backend.store("one"))
+    s0 = scheduled()
     t0, c0 = time.perf_counter(), time.process_time()
     for st in sts:
         one.remember(**st)
     one_s, one_cpu = time.perf_counter() - t0, time.process_time() - c0
+    s1 = scheduled()
+    # the writer's own wait off the CPU (the disk, locks): neither running nor queued to run
+    blocked = f"; the writer blocked {one_s - (s1[0] - s0[0]) - (s1[1] - s0[1]):.2f} s" if s0 and s1 else ""
     many = declared(backend.store("many"))
     t0, c0 = time.perf_counter(), time.process_time()
     many.remember_many(sts)
@@ -133,8 +147,37 @@ def statements(url: str, label: str, n: int, pairs: int) -> None:
         f"remember_many {many_s:.2f} s (target <= 1 s at 10,000); {one_s / many_s:.1f}x faster; "
         f"per statement {one_s / n * 1000:.3f} ms / {many_s / n * 1000:.3f} ms; "
         f"this process's CPU {one_cpu:.2f} s / {many_cpu:.2f} s (on a busy machine, closer to an idle one's wall time)"
+        f"{blocked} (one at a time)"
     )
     backend.close()
+
+
+def checkpoint_ab(runs: int, n: int, pairs: int) -> None:
+    """One at a time on SQLite, with checkpoints on the helper thread (today) and with the
+    writer checkpointing every 1,000 pages itself (before), alternated in one run."""
+    sts = [
+        {"subject": f"s{k % pairs:05d}", "predicate": "uses_technology", "value": f"tech-{k // pairs}"}
+        for k in range(n)
+    ]
+    for i in range(2 * runs):
+        helper = i % 2 == 1
+        backend = open_backend(f"sqlite:///{Path(tempfile.mkdtemp(prefix='recall-bench-')) / 'ab.db'}")
+        one = declared(backend.store("one"))
+        if not helper:  # the writer checkpoints itself, at SQLite's default size
+            backend.checkpointer.committed = lambda: None
+            backend.conn().execute("PRAGMA wal_autocheckpoint = 1000")
+        s0 = scheduled()
+        t0, c0 = time.perf_counter(), time.process_time()
+        for st in sts:
+            one.remember(**st)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        s1 = scheduled()
+        blocked = f", the writer blocked {wall - (s1[0] - s0[0]) - (s1[1] - s0[1]):.2f} s" if s0 and s1 else ""
+        backend.close()
+        print(
+            f"SQLite checkpoints {'on the helper thread' if helper else 'by the writer (before)'}: "
+            f"{n:,} statements one at a time {wall:.2f} s wall, {cpu:.2f} s CPU{blocked}"
+        )
 
 
 def bulk_import(url: str, label: str, n: int) -> None:
@@ -231,7 +274,17 @@ def main() -> int:
         "--pg-statements", type=int, default=2_000, help="statements on PostgreSQL (into a tenth as many pairs)"
     )
     ap.add_argument("--runs", type=int, default=10, help="CLI start-up runs (0: skip)")
+    ap.add_argument(
+        "--checkpoint-ab",
+        type=int,
+        default=0,
+        metavar="RUNS",
+        help="only: one at a time with checkpoints on the helper thread against the writer's own, alternated",
+    )
     args = ap.parse_args()
+    if args.checkpoint_ab:
+        checkpoint_ab(args.checkpoint_ab, args.statements, args.pairs)
+        return 0
 
     urls = [("SQLite", f"sqlite:///{Path(tempfile.mkdtemp(prefix='recall-bench-')) / 'speed.db'}")]
     if args.postgres:

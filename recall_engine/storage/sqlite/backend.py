@@ -21,6 +21,7 @@ from ... import clock
 from ...errors import NotFound, StorageError
 from ..base import Backend, check_collection
 from ..common import DECODE_CACHE, READ_ONLY_MESSAGE, SCHEMA_VERSION, guards_broken, newer_schema, older_schema
+from .checkpoint import LOG_PAGES, Checkpointer
 from .schema import SECONDARY_INDEXES, add_guards, check_guards, collection_tables
 from .store import SQLiteStore
 
@@ -48,6 +49,7 @@ class SQLiteBackend(Backend):
         self._connections: list[sqlite3.Connection] = []
         self._stores: dict[str, SQLiteStore] = {}
         self._closed = False
+        self.checkpointer = Checkpointer(self.conn, os.path.basename(self.path))
         folder = os.path.dirname(self.path)
         exists = os.path.exists(self.path)
         if exists and os.path.isdir(self.path):
@@ -105,6 +107,8 @@ class SQLiteBackend(Backend):
             conn.execute("PRAGMA journal_size_limit = 67108864")  # the log shrinks back to 64 MiB
             if self.read_only:
                 conn.execute("PRAGMA query_only = ON")
+            else:  # checkpoints run on a helper thread; the writer's own only bounds the log
+                conn.execute(f"PRAGMA wal_autocheckpoint = {LOG_PAGES}")
         except sqlite3.Error as e:
             raise StorageError(f"cannot open the store at {self.url_for_display}: {e}") from None
         return conn
@@ -127,6 +131,7 @@ class SQLiteBackend(Backend):
         try:
             yield
             conn.execute("COMMIT")
+            self.checkpointer.committed()
         except BaseException as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -279,6 +284,11 @@ class SQLiteBackend(Backend):
         return [(name, int(n)) for name, n in rows]
 
     def close(self) -> None:
+        with self._lock:
+            mine = getattr(self._local, "conn", None)
+            conn = mine or (self._connections[0] if self._connections else None)
+        if not self.read_only:  # what this backend committed since the helper's last checkpoint
+            self.checkpointer.close(conn)
         with self._lock:
             self._closed = True
             conns, self._connections = self._connections, []

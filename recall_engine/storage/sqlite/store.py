@@ -20,6 +20,7 @@ from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Appended, Store, Touch
 from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, SEARCHED, pair_name, recorded_instant, refused, unique
 from ..decoding import RowDecoder
+from .checkpoint import LOG_PAGES
 from .schema import SECONDARY_INDEXES
 from .search import SearchMixin
 from .sql import COLS, chunks, marks
@@ -142,6 +143,7 @@ class SQLiteStore(SearchMixin, Store):
         try:
             yield conn
             conn.execute("COMMIT")
+            self.backend.checkpointer.committed()
         except BaseException as e:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -309,7 +311,7 @@ class SQLiteStore(SearchMixin, Store):
         Returns how many events were new; calls ``progress(read, written)`` after each batch.
 
         While one batch is written, the next one is validated and embedded on a helper
-        thread. The write-ahead log is checkpointed every 40 MiB instead of every 4 MiB.
+        thread. The write-ahead log is checkpointed every 40 MiB.
         Into a file that holds no event yet, the secondary indexes are dropped first and
         built once at the end (sorting once is far faster than upkeep row by row); the
         unique id index stays, so duplicates are still skipped. If the process dies
@@ -383,7 +385,7 @@ class SQLiteStore(SearchMixin, Store):
                             for sql in SECONDARY_INDEXES.values():
                                 c.execute(sql)
         finally:
-            conn.execute("PRAGMA wal_autocheckpoint = 1000")
+            conn.execute(f"PRAGMA wal_autocheckpoint = {LOG_PAGES}")
             # fold the import's log into the file and shrink it, without waiting for readers
             busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
             conn.execute("PRAGMA busy_timeout = 0")
