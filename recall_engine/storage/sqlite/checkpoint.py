@@ -66,19 +66,23 @@ class Checkpointer:
 
     def _run(self) -> None:
         conn: sqlite3.Connection | None = None
-        while True:
-            self._wake.wait()
-            self._wake.clear()
-            # a commit is pending: wait for more of them, up to IDLE seconds
-            while not self._stop and self._pending < COMMITS and self._wake.wait(IDLE):
+        try:
+            while True:
+                self._wake.wait()
                 self._wake.clear()
-            if self._stop:
-                return  # close() checkpoints what is pending, on a connection it already has
-            try:
-                conn = conn or self._connect()
-            except Exception:  # the backend was closed under it (StorageError): nothing left to do
-                return
-            self.checkpoint(conn)
+                # a commit is pending: wait for more of them, up to IDLE seconds
+                while not self._stop and self._pending < COMMITS and self._wake.wait(IDLE):
+                    self._wake.clear()
+                if self._stop:
+                    return  # close() checkpoints what is pending, on a connection it already has
+                try:
+                    conn = conn or self._connect()
+                except Exception:  # the backend was closed under it (StorageError): nothing left to do
+                    return
+                self.checkpoint(conn)
+        finally:
+            if conn is not None:
+                conn.close()  # the helper's own connection ends with it
 
     def checkpoint(self, conn: sqlite3.Connection) -> None:
         """One ``PASSIVE`` checkpoint of what is pending."""
