@@ -20,7 +20,7 @@ import orjson
 
 from recall_engine import clock
 from recall_engine.admission import Admission
-from recall_engine.batch import statement_fields
+from recall_engine.batch import collection_paused, statement_fields
 from recall_engine.errors import InvalidEvent, InvalidInput, NotFound, RecallError, StorageError
 from recall_engine.instants import NS, parse_instant
 from recall_engine.memory import Memory, check_import_room
@@ -248,17 +248,20 @@ def import_file(
     """Import a JSONL file (``-`` for standard input): every line is read once, decoded
     and admitted before anything is written, then the events are appended in one
     transaction. What was checked is what is written: the file is not read again."""
-    admission = Admission(store.registry_events(), now=clock.now_ns())
-    bodies: list[str | None] = []
-    events = list(_decode_all(sys.stdin if path == "-" else _lines(path), admission, bodies))
-    total = len(events)
-    if on_validated:
-        on_validated(total)
-    if total == 0:
-        return ImportResult(0, 0, 0)
-    # no pair may end past the cap (it could no longer be read): refused before any row is written
-    check_import_room(store, lambda: events)
-    return import_events(store, events, total, progress, batch_size, bodies)
+    # every event lives until the end, so each run of the cycle collector while they pile
+    # up only walks them again (a fifth of an import's time): paused, as for a batch
+    with collection_paused():
+        admission = Admission(store.registry_events(), now=clock.now_ns())
+        bodies: list[str | None] = []
+        events = list(_decode_all(sys.stdin if path == "-" else _lines(path), admission, bodies))
+        total = len(events)
+        if on_validated:
+            on_validated(total)
+        if total == 0:
+            return ImportResult(0, 0, 0)
+        # no pair may end past the cap (it could no longer be read): refused before any row is written
+        check_import_room(store, lambda: events)
+        return import_events(store, events, total, progress, batch_size, bodies)
 
 
 # --- statements -----------------------------------------------------------------
