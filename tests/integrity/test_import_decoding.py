@@ -13,7 +13,6 @@ from recall_admin import transfer
 from recall_engine.errors import RecallError
 from recall_engine.instants import parse_instant
 from recall_engine.records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Replace, make_event
-from recall_engine.storage import open_backend
 from tests.memory.conftest import NOW
 
 
@@ -161,9 +160,19 @@ def test_which_lines_keep_their_body(name, kept):
     assert (quick[1] is not None) is kept
 
 
-def test_an_import_stores_each_event_as_the_store_renders_it(tmp_path):
-    """Imported through kept bodies or not, the stored rows are byte for byte the ones a
-    plain append writes (the events of every line that decodes)."""
+def _stored(backend, store) -> list[tuple]:
+    if hasattr(backend, "conn"):  # SQLite
+        sql, conn = "SELECT id, body, value_key FROM events WHERE collection_id = ? ORDER BY id", backend.conn()
+        return conn.execute(sql, (store.cid,)).fetchall()
+    with backend.connection("reading rows back") as conn:
+        sql = "SELECT id, body::text, value_key FROM recall.events WHERE collection_id = %s ORDER BY id"
+        return conn.execute(sql, (store.cid,)).fetchall()
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_an_import_stores_each_event_as_the_store_renders_it(backend, tmp_path, atomic):
+    """Imported with bodies kept from the lines or not, the stored rows are the ones a
+    plain append writes (the events of every line that decodes), on both backends."""
     events = []
     for text in LINES.values():
         try:
@@ -173,21 +182,15 @@ def test_an_import_stores_each_event_as_the_store_renders_it(tmp_path):
         if e is not None and e.subject != REGISTRY_SUBJECT and e.id not in {x.id for x in events}:
             events.append(e)
     path = tmp_path / "lines.jsonl"
+    kept_out = ("keys in another order", "an instant with trailing zeros")
     path.write_text(
-        "".join(transfer.event_line(e) for e in events)
-        + "".join(t for n, t in LINES.items() if n in ("keys in another order", "an instant with trailing zeros"))
+        "".join(transfer.event_line(e) for e in events) + "".join(t for n, t in LINES.items() if n in kept_out)
     )
     bodies: list = []
     decoded = list(transfer._decode_all(transfer._lines(str(path)), None, bodies))
     assert any(b is not None for b in bodies) and any(b is None for b in bodies)
-    backend = open_backend(f"sqlite:///{tmp_path / 'a.db'}")
     imported, appended = backend.store("imported"), backend.store("appended")
-    imported.append_many(decoded, atomic=True, bodies=bodies)
+    imported.append_many(decoded, batch_size=3, atomic=atomic, bodies=bodies)
     appended.append(decoded)
-    conn = backend.conn()
-    rows = [
-        conn.execute("SELECT id, body, value_key FROM events WHERE collection_id = ? ORDER BY id", (s.cid,)).fetchall()
-        for s in (imported, appended)
-    ]
-    assert rows[0] == rows[1] and rows[0]
-    backend.close()
+    rows = _stored(backend, imported)
+    assert rows == _stored(backend, appended) and len(rows) == len(events)
