@@ -187,10 +187,11 @@ def bulk_import(url: str, label: str, n: int) -> None:
     )
     if fresh is not backend:
         fresh.close()
-    if url.startswith("sqlite"):  # into a file of its own, as an import into a new store
-        steps = open_backend(f"sqlite:///{path.with_suffix('.db')}")
-        with collection_paused():  # as import_file pauses it
-            import_steps(steps.store("import-steps"), path)
+    # SQLite: into a file of its own, as an import into a new store
+    steps = open_backend(f"sqlite:///{path.with_suffix('.db')}") if url.startswith("sqlite") else backend
+    with collection_paused():  # as import_file pauses it
+        import_steps(steps.store("import-steps"), path, label)
+    if steps is not backend:
         steps.close()
     path.unlink()
     backend.close()
@@ -214,16 +215,20 @@ class _TimedConnection:
             self.spent[table] = self.spent.get(table, 0.0) + time.process_time() - c0
 
 
-def import_steps(store, path: Path) -> None:
-    """Where the CPU time of an import goes (SQLite): ``import_file``'s steps, run one
-    after the other on one thread into an empty collection, each timed on its own (the
-    command overlaps rendering with writing on a helper thread; the sum is its work)."""
+def import_steps(store, path: Path, label: str) -> None:
+    """Where the CPU time of an import goes: ``import_file``'s steps, run one after the
+    other on one thread into an empty collection, each timed on its own (SQLite's command
+    overlaps rendering with writing on a helper thread; the sum is its work). PostgreSQL:
+    this process's side only; the COPY (rendering rows, the server's inserts, indexes and
+    commit) is one step, with its wall time beside it."""
     from recall_admin.transfer import _decode_all, _lines
-    from recall_engine import clock, embed
+    from recall_engine import clock
     from recall_engine.admission import Admission
     from recall_engine.memory import check_import_room
+    from recall_engine.storage.sqlite import vectors
     from recall_engine.storage.sqlite.schema import SECONDARY_INDEXES
-    from recall_engine.storage.sqlite.vectors import encode_texts
+
+    encode_texts = vectors.encode_texts
 
     spent: dict[str, float] = {}
 
@@ -246,11 +251,38 @@ def import_steps(store, path: Path) -> None:
         check_import_room(store, lambda: events)
 
     step("type against the registry (admission, pair caps)", admit)
-    prepared = step("render rows (bodies, value keys, sentences, vectors)", lambda: store._prepare(events, bodies))
-    # the part of that rendering that is for the search indexes alone, measured again apart
-    c0 = time.process_time()
-    encode_texts([embed.event_text(e) for e in events])
-    index_render = time.process_time() - c0
+    n = len(events)
+    if not hasattr(store, "_conn"):  # PostgreSQL
+        w0 = time.perf_counter()
+        step("copy", lambda: store.append_many(events, atomic=True, bodies=bodies))
+        wall = time.perf_counter() - w0
+        total = sum(spent.values())
+        print(
+            f"{label}: import of {n:,} events step by step, this process's CPU per event (total {total / n * 1e6:.1f} us):"
+        )
+        for name, key in (
+            ("1 read and decode lines, build events, check ids", "read and decode lines (orjson, the id checked)"),
+            ("2 type against the registry (admission, pair caps)", "type against the registry (admission, pair caps)"),
+            (f"3-5 render rows, COPY, indexes, commit ({n / wall:,.0f} events/s wall)", "copy"),
+        ):
+            print(f"    {name:64s} {spent[key] / n * 1e6:6.1f} us  {spent[key] / total:4.0%}")
+        return
+    # the lexical vectors, timed apart inside the store's rendering
+    index_render = 0.0
+
+    def timed_vectors(texts: list[str]) -> list[bytes]:
+        nonlocal index_render
+        c0 = time.process_time()
+        try:
+            return encode_texts(texts)
+        finally:
+            index_render += time.process_time() - c0
+
+    vectors.encode_texts = timed_vectors
+    try:
+        prepared = step("render rows (bodies, value keys, sentences, vectors)", lambda: store._prepare(events, bodies))
+    finally:
+        vectors.encode_texts = encode_texts
     conn = store._conn()
     inserts: dict[str, float] = {}
     conn.execute("BEGIN IMMEDIATE")
@@ -258,28 +290,27 @@ def import_steps(store, path: Path) -> None:
     step("insert (all tables)", lambda: store._insert(_TimedConnection(conn, inserts), prepared, set()))
     step("build secondary indexes", lambda: [conn.execute(sql) for sql in SECONDARY_INDEXES.values()])
     step("commit", lambda: conn.execute("COMMIT"))
-    n = len(events)
     total = sum(spent.values())
     rows = [
-        ("1 read and decode", spent["read and decode lines (orjson, the id checked)"]),
+        ("1 read and decode lines, build events, check ids", spent["read and decode lines (orjson, the id checked)"]),
         (
-            "2 type against the registry, build events and ids",
+            "2 type against the registry (admission, pair caps)",
             spent["type against the registry (admission, pair caps)"],
         ),
         (
-            "3 render event rows (bodies, value keys)",
+            "3 render event rows (bodies, value keys, sentences)",
             spent["render rows (bodies, value keys, sentences, vectors)"] - index_render,
         ),
         ("3 insert event rows", inserts.get("events", 0.0) + inserts.get("event_replaces", 0.0)),
         ("3 the rest of the insert (positions, row tuples)", spent["insert (all tables)"] - sum(inserts.values())),
-        ("4 render index rows (sentences, lexical vectors)", index_render),
+        ("4 render index rows (lexical vectors)", index_render),
         ("4 insert FTS rows", sum(v for k, v in inserts.items() if k.startswith("event_text"))),
         ("4 insert vector rows", sum(v for k, v in inserts.items() if k.startswith("event_vectors"))),
         ("5 drop and build secondary indexes", spent["drop secondary indexes"] + spent["build secondary indexes"]),
         ("5 commit (write-ahead log)", spent["commit"]),
     ]
     print(
-        f"SQLite: import of {n:,} events step by step, CPU per event (one thread; total {total / n * 1e6:.1f} us = {n / total:,.0f} events per CPU second):"
+        f"{label}: import of {n:,} events step by step, CPU per event (one thread; total {total / n * 1e6:.1f} us = {n / total:,.0f} events per CPU second):"
     )
     for name, cpu in rows:
         print(f"    {name:52s} {cpu / n * 1e6:6.1f} us  {cpu / total:4.0%}")
