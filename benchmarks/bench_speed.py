@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.bench_store import plain_select  # noqa: E402
 from recall_admin.transfer import event_line, import_file  # noqa: E402
+from recall_engine.batch import collection_paused  # noqa: E402
 from recall_engine.instants import parse_instant  # noqa: E402
 from recall_engine.memory import Memory  # noqa: E402
 from recall_engine.records import make_event  # noqa: E402
@@ -213,7 +214,9 @@ def bulk_import(url: str, label: str, n: int) -> None:
                     )
                 )
             )
-    into = backend.store("import-file")
+    # into a new store, as `recall-admin import` into one (SQLite: a file of its own)
+    fresh = open_backend(f"sqlite:///{path.with_suffix('.new.db')}") if url.startswith("sqlite") else backend
+    into = fresh.store("import-file")
     t0, c0 = time.perf_counter(), time.process_time()
     result = import_file(into, str(path))
     s, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -225,8 +228,135 @@ def bulk_import(url: str, label: str, n: int) -> None:
         f"{lines / s:,.0f} events/s (target >= {target}); this process's CPU {cpu:.2f} s = "
         f"{lines / cpu:,.0f} events per CPU second"
     )
+    if fresh is not backend:
+        fresh.close()
+    # SQLite: into a file of its own, as an import into a new store
+    steps = open_backend(f"sqlite:///{path.with_suffix('.db')}") if url.startswith("sqlite") else backend
+    with collection_paused():  # as import_file pauses it
+        import_steps(steps.store("import-steps"), path, label)
+    if steps is not backend:
+        steps.close()
     path.unlink()
     backend.close()
+
+
+class _TimedConnection:
+    """A connection whose ``executemany`` calls add their CPU time to ``spent`` by table."""
+
+    def __init__(self, conn, spent: dict[str, float]) -> None:
+        self.conn, self.spent = conn, spent
+
+    def execute(self, *args):
+        return self.conn.execute(*args)
+
+    def executemany(self, sql: str, rows):
+        table = sql.split()[2]
+        c0 = time.process_time()
+        try:
+            return self.conn.executemany(sql, rows)
+        finally:
+            self.spent[table] = self.spent.get(table, 0.0) + time.process_time() - c0
+
+
+def import_steps(store, path: Path, label: str) -> None:
+    """Where the CPU time of an import goes: ``import_file``'s steps, run one after the
+    other on one thread into an empty collection, each timed on its own (SQLite's command
+    overlaps rendering with writing on a helper thread; the sum is its work). PostgreSQL:
+    this process's side only; the COPY (rendering rows, the server's inserts, indexes and
+    commit) is one step, with its wall time beside it."""
+    from recall_admin.transfer import _decode_all, _lines
+    from recall_engine import clock
+    from recall_engine.admission import Admission
+    from recall_engine.memory import check_import_room
+    from recall_engine.storage.sqlite import vectors
+    from recall_engine.storage.sqlite.schema import SECONDARY_INDEXES
+
+    encode_texts = vectors.encode_texts
+
+    spent: dict[str, float] = {}
+
+    def step(name: str, work):
+        c0 = time.process_time()
+        out = work()
+        spent[name] = spent.get(name, 0.0) + time.process_time() - c0
+        return out
+
+    bodies: list = []
+    events = step(
+        "read and decode lines (orjson, the id checked)", lambda: list(_decode_all(_lines(str(path)), None, bodies))
+    )
+    admission = Admission(store.registry_events(), now=clock.now_ns())
+
+    def admit() -> None:
+        for e in events:
+            admission.admit(e, "line", id_checked=True)
+        admission.timeline()
+        check_import_room(store, lambda: events)
+
+    step("type against the registry (admission, pair caps)", admit)
+    n = len(events)
+    if not hasattr(store, "_conn"):  # PostgreSQL
+        w0 = time.perf_counter()
+        step("copy", lambda: store.append_many(events, atomic=True, bodies=bodies))
+        wall = time.perf_counter() - w0
+        total = sum(spent.values())
+        print(
+            f"{label}: import of {n:,} events step by step, this process's CPU per event (total {total / n * 1e6:.1f} us):"
+        )
+        for name, key in (
+            ("1 read and decode lines, build events, check ids", "read and decode lines (orjson, the id checked)"),
+            ("2 type against the registry (admission, pair caps)", "type against the registry (admission, pair caps)"),
+            (f"3-5 render rows, COPY, indexes, commit ({n / wall:,.0f} events/s wall)", "copy"),
+        ):
+            print(f"    {name:64s} {spent[key] / n * 1e6:6.1f} us  {spent[key] / total:4.0%}")
+        return
+    # the lexical vectors, timed apart inside the store's rendering
+    index_render = 0.0
+
+    def timed_vectors(texts: list[str]) -> list[bytes]:
+        nonlocal index_render
+        c0 = time.process_time()
+        try:
+            return encode_texts(texts)
+        finally:
+            index_render += time.process_time() - c0
+
+    vectors.encode_texts = timed_vectors
+    try:
+        prepared = step("render rows (bodies, value keys, sentences, vectors)", lambda: store._prepare(events, bodies))
+    finally:
+        vectors.encode_texts = encode_texts
+    conn = store._conn()
+    inserts: dict[str, float] = {}
+    conn.execute("BEGIN IMMEDIATE")
+    step("drop secondary indexes", lambda: [conn.execute(f"DROP INDEX IF EXISTS {n}") for n in SECONDARY_INDEXES])
+    step("insert (all tables)", lambda: store._insert(_TimedConnection(conn, inserts), prepared, set()))
+    step("build secondary indexes", lambda: [conn.execute(sql) for sql in SECONDARY_INDEXES.values()])
+    step("commit", lambda: conn.execute("COMMIT"))
+    total = sum(spent.values())
+    rows = [
+        ("1 read and decode lines, build events, check ids", spent["read and decode lines (orjson, the id checked)"]),
+        (
+            "2 type against the registry (admission, pair caps)",
+            spent["type against the registry (admission, pair caps)"],
+        ),
+        (
+            "3 render event rows (bodies, value keys, sentences)",
+            spent["render rows (bodies, value keys, sentences, vectors)"] - index_render,
+        ),
+        ("3 insert event rows", inserts.get("events", 0.0) + inserts.get("event_replaces", 0.0)),
+        ("3 the rest of the insert (positions, row tuples)", spent["insert (all tables)"] - sum(inserts.values())),
+        ("4 render index rows (lexical vectors)", index_render),
+        ("4 insert FTS rows", sum(v for k, v in inserts.items() if k.startswith("event_text"))),
+        ("4 insert vector rows", sum(v for k, v in inserts.items() if k.startswith("event_vectors"))),
+        ("5 drop and build secondary indexes", spent["drop secondary indexes"] + spent["build secondary indexes"]),
+        ("5 commit (write-ahead log)", spent["commit"]),
+    ]
+    print(
+        f"{label}: import of {n:,} events step by step, CPU per event (one thread; total {total / n * 1e6:.1f} us = {n / total:,.0f} events per CPU second):"
+    )
+    for name, cpu in rows:
+        print(f"    {name:52s} {cpu / n * 1e6:6.1f} us  {cpu / total:4.0%}")
 
 
 def startup(runs: int) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import pytest
 
 from recall_admin import transfer
@@ -68,6 +69,16 @@ LINES = {
     "nested too deeply for orjson": "[" * 2000 + "]" * 2000 + "\n",
     "blank": "   \n",
     "duplicate keys": _line(TEA)[:-2] + ',"value":"coffee"}\n',
+    "keys in another order": json.dumps(dict(reversed(TEA.to_json().items())), separators=(",", ":")) + "\n",
+    "an instant with trailing zeros": _line(
+        make_event("carol", "likes", "tea", parse_instant("2026-01-02T03:04:05.5Z")),
+        observed_at="2026-01-02T03:04:05.500Z",
+    ),
+    "a zero fraction": _line(TEA, observed_at="2026-01-02T03:04:05.000Z", id="hand-10"),
+    "null evidence": _line(TEA, evidence=None),
+    "all three optional texts": _line(
+        make_event("carol", "likes", "tea", NOW - 1, evidence="said", evidence_id="chat-1", caused_by="m-1")
+    ),
 }
 
 
@@ -112,3 +123,74 @@ def test_the_lines_cover_both_outcomes():
 )
 def test_the_quick_path_takes_ordinary_lines_and_leaves_the_rest(name, quick):
     assert (transfer._quick_event(LINES[name], {}) is not None) is quick
+
+
+@pytest.mark.parametrize("name", list(LINES))
+def test_a_body_kept_from_the_line_is_the_one_the_store_would_write(name):
+    """The quick path hands the store the line's object, serialised, only when it is the
+    event's JSON form exactly; else None, and the store renders ``to_json`` itself."""
+    quick = transfer._quick_event(LINES[name], {})
+    if quick is None or quick[1] is None:
+        return
+    event, body = quick
+    assert body == orjson.dumps(event.to_json()).decode()
+
+
+@pytest.mark.parametrize(
+    "name, kept",
+    [
+        ("ordinary", True),
+        ("evidence", True),
+        ("all three optional texts", True),
+        ("a leap day, one nanosecond past a second", True),
+        ("a retraction", True),
+        ("a blanket retraction", True),
+        ("a number", True),
+        ("keys in another order", False),
+        ("an instant with trailing zeros", False),
+        ("a zero fraction", False),
+        ("an integer confidence", False),
+        ("null evidence", False),
+        ("replaces", False),
+    ],
+)
+def test_which_lines_keep_their_body(name, kept):
+    quick = transfer._quick_event(LINES[name], {})
+    assert quick is not None
+    assert (quick[1] is not None) is kept
+
+
+def _stored(backend, store) -> list[tuple]:
+    if hasattr(backend, "conn"):  # SQLite
+        sql, conn = "SELECT id, body, value_key FROM events WHERE collection_id = ? ORDER BY id", backend.conn()
+        return conn.execute(sql, (store.cid,)).fetchall()
+    with backend.connection("reading rows back") as conn:
+        sql = "SELECT id, body::text, value_key FROM recall.events WHERE collection_id = %s ORDER BY id"
+        return conn.execute(sql, (store.cid,)).fetchall()
+
+
+@pytest.mark.parametrize("atomic", [True, False])
+def test_an_import_stores_each_event_as_the_store_renders_it(backend, tmp_path, atomic):
+    """Imported with bodies kept from the lines or not, the stored rows are the ones a
+    plain append writes (the events of every line that decodes), on both backends."""
+    events = []
+    for text in LINES.values():
+        try:
+            e = transfer.decode_line(text, 1)
+        except RecallError:
+            continue
+        if e is not None and e.subject != REGISTRY_SUBJECT and e.id not in {x.id for x in events}:
+            events.append(e)
+    path = tmp_path / "lines.jsonl"
+    kept_out = ("keys in another order", "an instant with trailing zeros")
+    path.write_text(
+        "".join(transfer.event_line(e) for e in events) + "".join(t for n, t in LINES.items() if n in kept_out)
+    )
+    bodies: list = []
+    decoded = list(transfer._decode_all(transfer._lines(str(path)), None, bodies))
+    assert any(b is not None for b in bodies) and any(b is None for b in bodies)
+    imported, appended = backend.store("imported"), backend.store("appended")
+    imported.append_many(decoded, batch_size=3, atomic=atomic, bodies=bodies)
+    appended.append(decoded)
+    rows = _stored(backend, imported)
+    assert rows == _stored(backend, appended) and len(rows) == len(events)

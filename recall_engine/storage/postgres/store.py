@@ -178,19 +178,24 @@ class PostgresStore(MeaningsMixin, Store):
             raise ReadOnlyStore(self.backend.read_only_reason)
 
     @staticmethod
-    def _prepare(events: Iterable[Event]) -> list[tuple[Event, str, str, str]]:
+    def _prepare(
+        events: Iterable[Event], bodies: Iterable[str | None] | None = None
+    ) -> list[tuple[Event, str, str, str]]:
         """Validate and render: (event, body, value key, terms). What could not be read
-        back is never written."""
+        back is never written. ``bodies`` (an import's, see ``append_many``): an event's
+        JSON already decoded into it."""
         out = []
-        for ev in events:
+        given = zip(events, bodies, strict=True) if bodies is not None else zip(events, itertools.repeat(None))
+        for ev, body in given:
             if not isinstance(ev, Event):
                 raise InvalidInput(f"append takes events, got {type(ev).__name__}")
-            at = ev.observed_at
-            if not isinstance(at, int) or isinstance(at, bool):
-                raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
-            obj = ev.to_json()
-            decode_event(obj, observed_at=at)
-            body = _body(obj)
+            if body is None:
+                at = ev.observed_at
+                if not isinstance(at, int) or isinstance(at, bool):
+                    raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
+                obj = ev.to_json()
+                decode_event(obj, observed_at=at)
+                body = _body(obj)
             out.append((ev, body, value_key(ev.value), " ".join(search_terms(search_text(ev)))))
         return out
 
@@ -225,14 +230,17 @@ class PostgresStore(MeaningsMixin, Store):
                 )
             )
 
-    def _rendered(self, events: list[Event], prepared: list[tuple] | None, recorded: int) -> Iterator[bytes]:
+    def _rendered(
+        self, events: list[Event], prepared: list[tuple] | None, recorded: int, bodies: list[str | None] | None = None
+    ) -> Iterator[bytes]:
         """COPY rows, rendered a slice at a time so the server works on one slice while
         the next is prepared (bulk imports overlap Python and PostgreSQL work)."""
         if prepared is not None:
             yield from self._copy_rows(prepared, recorded)
             return
         for i in range(0, len(events), RENDER_SLICE):
-            yield from self._copy_rows(self._prepare(events[i : i + RENDER_SLICE]), recorded)
+            given = None if bodies is None else bodies[i : i + RENDER_SLICE]
+            yield from self._copy_rows(self._prepare(events[i : i + RENDER_SLICE], given), recorded)
 
     def _copy_links(self, events: list[Event]) -> list[bytes]:
         head = struct.pack(">hii", 4, 4, self.cid)
@@ -293,9 +301,17 @@ class PostgresStore(MeaningsMixin, Store):
             f"was refused: {why}; nothing of it was written"
         )
 
-    def _insert_in(self, conn, events: list[Event], prepared: list[tuple] | None, placed: list | None = None) -> int:
+    def _insert_in(
+        self,
+        conn,
+        events: list[Event],
+        prepared: list[tuple] | None,
+        placed: list | None = None,
+        bodies: list[str | None] | None = None,
+    ) -> int:
         """The transaction of ``_insert``; given a list, ``placed`` gets the collection's
-        position before it, then each new event with its position (``appended``)."""
+        position before it, then each new event with its position (``appended``).
+        ``bodies``: see ``append_many``."""
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
             # under the lock, in one round trip: the ids already stored, and the collection's
@@ -322,9 +338,11 @@ class PostgresStore(MeaningsMixin, Store):
                 events = [events[i] for i in keep]
                 if prepared is not None:
                     prepared = [prepared[i] for i in keep]
+                if bodies is not None:
+                    bodies = [bodies[i] for i in keep]
             recorded = recorded_instant(clock.now_ns(), last_recorded)
             with conn.cursor() as cur:
-                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded))
+                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded, bodies))
                 links = self._copy_links(events)
                 if links:
                     self._copy(cur, _COPY_REPLACES, links)
@@ -364,6 +382,7 @@ class PostgresStore(MeaningsMixin, Store):
         progress: Callable[[int, int], None] | None = None,
         *,
         atomic: bool = False,
+        bodies: Iterable[str | None] | None = None,
     ) -> int:
         """Bulk import through COPY: one transaction per batch of ``batch_size`` events, so
         an import is atomic per batch, not as a whole (a plain ``append`` is atomic as a
@@ -371,6 +390,9 @@ class PostgresStore(MeaningsMixin, Store):
         failure anywhere leaves nothing of it written). Ids already stored are skipped,
         so an interrupted import can simply be run again. Returns how many events were
         new; calls ``progress(read, written)`` after each batch.
+        ``bodies`` (with ``atomic``), one per event: the JSON form (``Event.to_json``) the
+        event was just decoded from, stored as it is (an import has it); None: rendered
+        and checked here.
 
         Into a database that holds no event yet (and as the owner of the tables), the
         secondary indexes are dropped first and built once at the end; the unique id
@@ -380,44 +402,49 @@ class PostgresStore(MeaningsMixin, Store):
         if batch_size < 1:
             raise InvalidInput(f"batch_size must be at least 1, got {batch_size}")
         if atomic:
-            return self._append_all(events, batch_size, progress)
+            return self._append_all(events, batch_size, progress, bodies)
         read = written = 0
-        batch: list[Event] = []
+        rendered = None if bodies is None else iter(bodies)
 
-        def flush() -> None:
-            nonlocal written
-            written += self._insert(batch)
+        def flush(batch: list[Event]) -> None:
+            nonlocal read, written
+            read += len(batch)
+            given = None if rendered is None else list(itertools.islice(rendered, len(batch)))
+            written += self._insert(batch, None if given is None else self._prepare(batch, given))
             if progress is not None:
                 progress(read, written)
 
         deferred = self._drop_indexes_if_empty()
         try:
-            for ev in events:
-                batch.append(ev)
-                read += 1
-                if len(batch) >= batch_size:
-                    flush()
-                    batch = []
-            if batch:
-                flush()
+            it = iter(events)
+            while batch := list(itertools.islice(it, batch_size)):
+                flush(batch)
         finally:
             if deferred:
                 self.backend.build_missing_indexes()
         return written
 
-    def _append_all(self, events: Iterable[Event], batch_size: int, progress: Callable[[int, int], None] | None) -> int:
+    def _append_all(
+        self,
+        events: Iterable[Event],
+        batch_size: int,
+        progress: Callable[[int, int], None] | None,
+        bodies: Iterable[str | None] | None = None,
+    ) -> int:
         """``append_many(atomic=True)``: every batch, and the indexes dropped and built
         again around them, in one transaction."""
         read = written = 0
         with self._appending() as conn, conn.transaction():
             deferred = self._drop_indexes(conn)
             it = iter(events)
+            rendered = None if bodies is None else iter(bodies)
             while batch := list(itertools.islice(it, batch_size)):
                 for ev in batch:
                     if not isinstance(ev, Event):
                         raise InvalidInput(f"append takes events, got {type(ev).__name__}")
                 read += len(batch)
-                written += self._insert_in(conn, batch, None)
+                given = None if rendered is None else list(itertools.islice(rendered, len(batch)))
+                written += self._insert_in(conn, batch, None, bodies=given)
                 if progress is not None:
                     progress(read, written)
             if deferred:

@@ -171,17 +171,21 @@ class SQLiteStore(SearchMixin, Store):
             raise
 
     @staticmethod
-    def _prepare(events: Sequence[Event]) -> list[tuple]:
-        """Validate and render outside the write lock: (event, body, value key, vector, search text)."""
+    def _prepare(events: Sequence[Event], bodies: Sequence[str | None] | None = None) -> list[tuple]:
+        """Validate and render outside the write lock: (event, body, value key, vector, search text).
+        ``bodies`` (an import's, see ``append_many``): an event's JSON already decoded into it."""
         out = []
-        for ev in events:
+        given = zip(events, bodies, strict=True) if bodies is not None else zip(events, itertools.repeat(None))
+        for ev, body in given:
             if not isinstance(ev, Event):
                 raise InvalidInput(f"append takes events, got {type(ev).__name__}")
-            if not isinstance(ev.observed_at, int) or isinstance(ev.observed_at, bool):
-                raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
-            obj = ev.to_json()
-            decode_event(obj, observed_at=ev.observed_at)  # what cannot be read back is never written
-            out.append((ev, _body(obj), value_key(ev.value)))
+            if body is None:
+                if not isinstance(ev.observed_at, int) or isinstance(ev.observed_at, bool):
+                    raise InvalidEvent(f"event {ev.id!r} has invalid observed_at (not integer nanoseconds)")
+                obj = ev.to_json()
+                decode_event(obj, observed_at=ev.observed_at)  # what cannot be read back is never written
+                body = _body(obj)
+            out.append((ev, body, value_key(ev.value)))
         if not out:
             return out
         from ...embed import event_text
@@ -303,12 +307,15 @@ class SQLiteStore(SearchMixin, Store):
         progress: Callable[[int, int], None] | None = None,
         *,
         atomic: bool = False,
+        bodies: Iterable[str | None] | None = None,
     ) -> int:
         """Bulk import: one transaction per batch of ``batch_size`` events, so an import is
         atomic per batch, not as a whole; with ``atomic``, one transaction for them all
         (``import`` of a file: a failure anywhere leaves nothing of it written). Ids
         already stored are skipped, so an interrupted import can simply be run again.
         Returns how many events were new; calls ``progress(read, written)`` after each batch.
+        ``bodies``, one per event: the JSON form (``Event.to_json``) the event was just
+        decoded from, stored as it is (an import has it); None: rendered and checked here.
 
         While one batch is written, the next one is validated and embedded on a helper
         thread. The write-ahead log is checkpointed every 40 MiB.
@@ -342,12 +349,14 @@ class SQLiteStore(SearchMixin, Store):
             pending: tuple[Future, int] | None = None
             try:
                 it = iter(events)
+                rendered = None if bodies is None else iter(bodies)
                 while True:
                     batch = list(itertools.islice(it, batch_size))
                     if not batch:
                         break
                     read += len(batch)
-                    ahead = (pool.submit(self._prepare, batch), read)
+                    given = None if rendered is None else list(itertools.islice(rendered, len(batch)))
+                    ahead = (pool.submit(self._prepare, batch, given), read)
                     if pending is not None:
                         write(pending[0].result(), pending[1])
                     pending = ahead
