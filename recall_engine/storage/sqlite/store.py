@@ -20,7 +20,7 @@ from ...values import value_key
 from ..base import MAX_PAIR_EVENTS, Appended, Store, Touch
 from ..common import MAX_REGISTRY_EVENTS, NOT_RESERVED, SEARCHED, pair_name, recorded_instant, refused, unique
 from ..decoding import RowDecoder
-from .checkpoint import LOG_PAGES
+from .checkpoint import LOG_PAGES, Checkpointer
 from .schema import SECONDARY_INDEXES
 from .search import SearchMixin
 from .sql import COLS, chunks, marks
@@ -67,6 +67,7 @@ class Host(Protocol):
     read_only: bool
     read_only_reason: str
     decode_cache: int
+    checkpointer: Checkpointer  # told of each commit (checkpoint.py)
 
     def conn(self) -> sqlite3.Connection: ...
 
