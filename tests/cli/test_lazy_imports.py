@@ -52,6 +52,8 @@ def loaded(*args: str, heavy: tuple[str, ...] = HEAVY, **env: str) -> list[str]:
 
 def test_help_loads_none_of_the_heavy_modules():
     assert loaded("--help") == []
+    # the console's commands are found without importlib.metadata (cli/plugins.py)
+    assert loaded("--help", heavy=("importlib.metadata", "recall_tui.cli")) == ["recall_tui.cli"]
 
 
 def test_a_read_on_sqlite_loads_none_of_the_heavy_modules(coding, tmp_path):
