@@ -378,7 +378,7 @@ class _Unfrozen:
         self.recorded_at = recorded_at
 
 
-_set_replaces = Event.replaces.__set__  # type: ignore[attr-defined]  # a slot's descriptor
+_set_replaces = vars(Event)["replaces"].__set__  # the slot's own descriptor
 
 
 def _built(

@@ -108,7 +108,7 @@ def renderer(module: str, name: str, plain: str | None = None) -> Callable[..., 
         def draw_plain(data: Any, width: int) -> str | None:
             from . import plain as twins
 
-            return getattr(twins, plain)(data, width)  # type: ignore[no-any-return]
+            return getattr(twins, plain)(data, width)
 
         draw.plain = draw_plain  # type: ignore[attr-defined]
     return draw
