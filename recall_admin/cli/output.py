@@ -63,6 +63,16 @@ class Output:
         if self.json_mode:
             write_json({"ok": True, "data": data})
         elif render is not None:
+            plain = getattr(render, "plain", None)
+            if plain is not None:  # drawn without Rich where Rich would draw no style (plain.py)
+                from .plain import plain_width
+
+                width = plain_width()
+                text = None if width is None else plain(data, width)
+                if text is not None:
+                    sys.stdout.write(text)
+                    sys.stdout.flush()
+                    return
             render(self.out, data)
 
     def error(self, code: str, message: str) -> None:
@@ -82,15 +92,25 @@ class Output:
             self.err.print(Text(visible(text), style=style))
 
 
-def renderer(module: str, name: str) -> Callable[..., None]:
+def renderer(module: str, name: str, plain: str | None = None) -> Callable[..., None]:
     """The renderer ``name`` of ``render/<module>.py``, imported when it first draws, so
-    that a command in --json mode never loads Rich (docs/benchmarks.md, "Start-up")."""
+    that a command in --json mode never loads Rich (docs/benchmarks.md, "Start-up").
+    ``plain`` names its twin in ``plain.py``, which draws the same text without Rich
+    where Rich would draw no style, or answers None."""
 
     def draw(console: Console, data: Any, **options: Any) -> None:
         from importlib import import_module
 
         getattr(import_module(f"{__package__}.render.{module}"), name)(console, data, **options)
 
+    if plain is not None:
+
+        def draw_plain(data: Any, width: int) -> str | None:
+            from . import plain as twins
+
+            return getattr(twins, plain)(data, width)
+
+        draw.plain = draw_plain  # type: ignore[attr-defined]
     return draw
 
 

@@ -192,10 +192,10 @@ def build_commands(
     if plugins:
         # Packages that build on recall_admin add their commands through this group, so
         # the arrows keep pointing one way: tui -> recall_admin.
-        from importlib.metadata import entry_points
+        from .plugins import plugins as added
 
-        for ep in entry_points(group=PLUGINS):
-            ep.load()(sub)
+        for register in added(PLUGINS):
+            register(sub)
     if listing:
         return dict(get_group(_bare(sub)).commands)
     commands = dict(get_group(sub).commands)

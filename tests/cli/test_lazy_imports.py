@@ -4,13 +4,15 @@ Each command runs in a fresh interpreter, through the real entry point, and repo
 which heavy modules it loaded: numpy (the matcher and search), psycopg (PostgreSQL),
 textual (the console), mcp (agents), the sentence model and pydantic (which Typer
 uses to convert option values) stay out of `--help` and of a read on an SQLite store;
-a read in --json mode draws nothing, so it loads no Rich either, and a read builds only
+a read in --json mode draws nothing, so it loads no Rich either (nor does a read's table
+written to a pipe, drawn without Rich where Rich would draw no style), and a read builds only
 the commands of its own module.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -39,15 +41,19 @@ print("LOADED " + __import__("json").dumps(sorted(m for m in {heavy!r} if m in s
 """
 
 
-def loaded(*args: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+def loaded(*args: str, heavy: tuple[str, ...] = HEAVY, **env: str) -> list[str]:
     code = RUN.format(args=list(args), heavy=heavy)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    environ = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "COLUMNS")}
+    environ.update(env)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=environ)
     line = next(x for x in out.stderr.splitlines() if x.startswith("LOADED "))
     return json.loads(line.removeprefix("LOADED "))
 
 
 def test_help_loads_none_of_the_heavy_modules():
     assert loaded("--help") == []
+    # the console's commands are found without importlib.metadata (cli/plugins.py)
+    assert loaded("--help", heavy=("importlib.metadata", "recall_tui.cli")) == ["recall_tui.cli"]
 
 
 def test_a_read_on_sqlite_loads_none_of_the_heavy_modules(coding, tmp_path):
@@ -60,8 +66,11 @@ def test_a_json_read_loads_no_rich_and_no_other_command_module(coding):
     coding.ok("remember", "user", "prefers_editor", "vim")
     assert loaded("--store", coding.url, "--json", "recall", "user", heavy=READ_JSON) == []
     assert loaded("--store", coding.url, "recall", "user", "--json", heavy=READ_JSON) == []
-    # the same read drawn for a person loads Rich, and only Rich of these
-    assert loaded("--store", coding.url, "recall", "user", heavy=READ_JSON) == ["rich"]
+    # drawn for a person into a pipe, its table is written without Rich (cli/plain.py);
+    # where Rich might draw styles or a narrower table, it loads Rich, and only Rich of these
+    assert loaded("--store", coding.url, "recall", "user", heavy=READ_JSON) == []
+    assert loaded("--store", coding.url, "recall", "user", heavy=READ_JSON, FORCE_COLOR="") == ["rich"]
+    assert loaded("--store", coding.url, "recall", "user", heavy=READ_JSON, COLUMNS="60") == ["rich"]
 
 
 def test_a_read_loads_neither_the_history_module_nor_the_import_thread_pool(coding):

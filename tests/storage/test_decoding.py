@@ -118,16 +118,20 @@ def test_a_plain_statement_decodes_as_the_full_path_decodes_it(value, retraction
 
 
 def test_an_event_built_from_its_slots_is_the_event_its_init_builds():
-    from dataclasses import fields
+    from dataclasses import FrozenInstanceError, fields
 
-    from recall_engine.records import _FIELD_ORDER, Event, _built
+    from recall_engine.records import Event, _built, _Unfrozen
 
-    assert tuple(f.name for f in fields(Event)) == _FIELD_ORDER  # a new field must be set there too
+    names = tuple(f.name for f in fields(Event))
+    assert _Unfrozen.__slots__ == names  # the same layout, so the class change is allowed
     args = ("m-1", "fact", "user", "prefers_editor", "vim", 0.5, "operator", False, 5, "said so", "chat-1", "", 9)
     built = _built(*args)
     made = Event(*args[:11], (), args[11], args[12])
-    assert [getattr(built, n) for n in _FIELD_ORDER] == [getattr(made, n) for n in _FIELD_ORDER]
-    assert built == made and hash(built) == hash(made)
+    assert type(built) is Event
+    assert [getattr(built, n) for n in names] == [getattr(made, n) for n in names]  # every slot set
+    assert built == made and hash(built) == hash(made) and repr(built) == repr(made)
+    with pytest.raises(FrozenInstanceError):
+        built.value = "emacs"
 
 
 @given(

@@ -10,7 +10,7 @@ import typer
 from ..options import AsOf, KnownAt, state
 from ..output import renderer
 
-render_beliefs = renderer("memory", "render_beliefs")
+render_beliefs = renderer("memory", "render_beliefs", plain="render_beliefs")
 render_diff = renderer("memory", "render_diff")
 render_explain = renderer("memory", "render_explain")
 render_forget = renderer("memory", "render_forget")
