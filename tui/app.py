@@ -134,8 +134,11 @@ class RecallApp(ServiceCalls, App[None]):
         a view reads and drops the moment it drops it; only cycles wait for the timer.
         """
         self.ready_at = time.monotonic()
-        if not self.tune_gc:
-            return
+        if self.tune_gc:
+            # after the screen is drawn: a full collection on the way would delay the first frame
+            self.call_after_refresh(self._tune_gc)
+
+    def _tune_gc(self) -> None:
         gc.collect()
         gc.freeze()
         gc.set_threshold(*GC_BACKSTOP)

@@ -58,6 +58,8 @@ class MainScreen(AppNode, Screen[None]):
         self._narrow: bool | None = None
 
     def compose(self) -> ComposeResult:
+        # the width classes are set before the children exist, so styling them once is enough
+        self._fit(self.app.size.width, update=False)
         with Horizontal(id="topbar"):
             yield Label("recall-admin", id="brand")
             yield Input(placeholder="/ search memory", id="search", compact=True)
@@ -105,11 +107,16 @@ class MainScreen(AppNode, Screen[None]):
     NARROW = 100  # below this many columns the subjects start hidden (b shows them)
 
     def on_resize(self, event: events.Resize) -> None:
-        narrow = event.size.width < self.NARROW
+        self._fit(event.size.width)
+
+    def _fit(self, width: int, update: bool = True) -> None:
+        """Narrow or wide layout. A class on the screen restyles every widget under it, so it changes
+        only when the width crosses ``NARROW``."""
+        narrow = width < self.NARROW
         if narrow != self._narrow:
             self._narrow = narrow
-            self.set_class(narrow, "-narrow")
-            self.set_class(not narrow, "-sidebar")
+            self.set_class(narrow, "-narrow", update=update)
+            self.set_class(not narrow, "-sidebar", update=update)
 
     def show_sidebar(self, show: bool | None) -> None:
         """Show, hide (or with None, toggle) the subjects."""
@@ -123,7 +130,9 @@ class MainScreen(AppNode, Screen[None]):
 
     def session_ready(self) -> None:
         app = self.app
-        self.add_class("-ready")
+        # the body replaces the loading indicator: two widgets change, not a class on the whole screen
+        self.query_one("#startup").display = False
+        self.query_one("#body").display = True
         self.update_plan_badge()
         assert app.session is not None
         self.query_one(SubjectList).show_store(app.session, app.read_only)
