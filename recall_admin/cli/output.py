@@ -17,13 +17,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..display import json_safe, visible
+from .plain import PIPE_WIDTH
 
 if TYPE_CHECKING:  # Rich is imported when something is shown to a person, never in --json mode
     from rich.console import Console
 
     from .render import Renderer
-
-PIPE_WIDTH = 160  # lines written to a file or a pipe are not cut at 80 columns
 
 
 def _console(stderr: bool) -> Console:
@@ -106,9 +105,9 @@ def renderer(module: str, name: str, plain: str | None = None) -> Callable[..., 
     if plain is not None:
 
         def draw_plain(data: Any, width: int) -> str | None:
-            from . import plain as twins
+            from importlib import import_module
 
-            return getattr(twins, plain)(data, width)
+            return getattr(import_module(f"{__package__}.plain"), plain)(data, width)
 
         draw.plain = draw_plain  # type: ignore[attr-defined]
     return draw

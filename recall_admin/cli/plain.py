@@ -19,8 +19,8 @@ from typing import Any
 from recall_engine.values import value_text
 
 from ..display import visible
-from .output import PIPE_WIDTH
 
+PIPE_WIDTH = 160  # lines written to a file or a pipe are not cut at 80 columns (output._console)
 HEADS = ("subject", "predicate", "value", "since", "source", "marks")
 
 
@@ -37,7 +37,7 @@ def plain_width() -> int | None:
             return None
     except ValueError:  # closed
         return None
-    return PIPE_WIDTH  # Output widens a pipe's console to at least this (output._console)
+    return PIPE_WIDTH  # Output widens a pipe's console to at least this
 
 
 def _cell(s: Any) -> str | None:
