@@ -124,21 +124,32 @@ def scheduled() -> tuple[float, float] | None:
     return int(ran) / 1e9, int(queued) / 1e9
 
 
-def statements(url: str, label: str, n: int, pairs: int) -> None:
-    sts = [
+def bench_statements(n: int, pairs: int) -> list[dict[str, str]]:
+    """``n`` statements spread over ``pairs`` pairs, a new value each time."""
+    return [
         {"subject": f"s{k % pairs:05d}", "predicate": "uses_technology", "value": f"tech-{k // pairs}"}
         for k in range(n)
     ]
-    backend = open_backend(url)
-    one = declared(backend.store("one"))
+
+
+def one_at_a_time(memory: Memory, sts: list[dict[str, str]]) -> tuple[float, float, float | None]:
+    """Remember each statement alone: wall and CPU seconds, and the writer's own wait off the
+    CPU (the disk, locks: neither running nor queued to run; None where it cannot be read)."""
     s0 = scheduled()
     t0, c0 = time.perf_counter(), time.process_time()
     for st in sts:
-        one.remember(**st)
-    one_s, one_cpu = time.perf_counter() - t0, time.process_time() - c0
+        memory.remember(**st)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s1 = scheduled()
-    # the writer's own wait off the CPU (the disk, locks): neither running nor queued to run
-    blocked = f"; the writer blocked {one_s - (s1[0] - s0[0]) - (s1[1] - s0[1]):.2f} s" if s0 and s1 else ""
+    return wall, cpu, (wall - (s1[0] - s0[0]) - (s1[1] - s0[1]) if s0 and s1 else None)
+
+
+def statements(url: str, label: str, n: int, pairs: int) -> None:
+    sts = bench_statements(n, pairs)
+    backend = open_backend(url)
+    one = declared(backend.store("one"))
+    one_s, one_cpu, waited = one_at_a_time(one, sts)
+    blocked = f"; the writer blocked {waited:.2f} s" if waited is not None else ""
     many = declared(backend.store("many"))
     t0, c0 = time.perf_counter(), time.process_time()
     many.remember_many(sts)
@@ -156,10 +167,7 @@ def statements(url: str, label: str, n: int, pairs: int) -> None:
 def checkpoint_ab(runs: int, n: int, pairs: int) -> None:
     """One at a time on SQLite, with checkpoints on the helper thread (today) and with the
     writer checkpointing every 1,000 pages itself (before), alternated in one run."""
-    sts = [
-        {"subject": f"s{k % pairs:05d}", "predicate": "uses_technology", "value": f"tech-{k // pairs}"}
-        for k in range(n)
-    ]
+    sts = bench_statements(n, pairs)
     for i in range(2 * runs):
         helper = i % 2 == 1
         backend = open_backend(f"sqlite:///{Path(tempfile.mkdtemp(prefix='recall-bench-')) / 'ab.db'}")
@@ -167,13 +175,8 @@ def checkpoint_ab(runs: int, n: int, pairs: int) -> None:
         if not helper:  # the writer checkpoints itself, at SQLite's default size
             backend.checkpointer.committed = lambda: None
             backend.conn().execute("PRAGMA wal_autocheckpoint = 1000")
-        s0 = scheduled()
-        t0, c0 = time.perf_counter(), time.process_time()
-        for st in sts:
-            one.remember(**st)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        s1 = scheduled()
-        blocked = f", the writer blocked {wall - (s1[0] - s0[0]) - (s1[1] - s0[1]):.2f} s" if s0 and s1 else ""
+        wall, cpu, waited = one_at_a_time(one, sts)
+        blocked = f", the writer blocked {waited:.2f} s" if waited is not None else ""
         backend.close()
         print(
             f"SQLite checkpoints {'on the helper thread' if helper else 'by the writer (before)'}: "
