@@ -17,12 +17,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..display import json_safe, visible
-from .plain import PIPE_WIDTH
 
 if TYPE_CHECKING:  # Rich is imported when something is shown to a person, never in --json mode
     from rich.console import Console
 
     from .render import Renderer
+
+PIPE_WIDTH = 160  # lines written to a file or a pipe are not cut at 80 columns
 
 
 def _console(stderr: bool) -> Console:
@@ -66,7 +67,7 @@ class Output:
             if plain is not None:  # drawn without Rich where Rich would draw no style (plain.py)
                 from .plain import plain_width
 
-                width = plain_width()
+                width = plain_width(PIPE_WIDTH)
                 text = None if width is None else plain(data, width)
                 if text is not None:
                     sys.stdout.write(text)

@@ -20,12 +20,12 @@ from recall_engine.values import value_text
 
 from ..display import visible
 
-PIPE_WIDTH = 160  # lines written to a file or a pipe are not cut at 80 columns (output._console)
 HEADS = ("subject", "predicate", "value", "since", "source", "marks")
 
 
-def plain_width() -> int | None:
-    """The width Rich would lay stdout out at when it would draw no style there, or None
+def plain_width(pipe_width: int) -> int | None:
+    """The width Rich would lay stdout out at when it would draw no style there (``pipe_width``:
+    Output widens a pipe's console to at least that, output._console), or None
     when it might draw styles (a terminal, FORCE_COLOR, TTY_COMPATIBLE) or when the width
     is not simply known (COLUMNS set; not POSIX; an encoding other than UTF-8)."""
     env = os.environ
@@ -37,7 +37,7 @@ def plain_width() -> int | None:
             return None
     except ValueError:  # closed
         return None
-    return PIPE_WIDTH  # Output widens a pipe's console to at least this
+    return pipe_width
 
 
 def _cell(s: Any) -> str | None:
