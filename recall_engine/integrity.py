@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -70,11 +70,13 @@ def _from_error(err: InvalidEvent, subject: str) -> BadEvent:
     )
 
 
-def bad_events(store: Any) -> list[BadEvent]:
+def bad_events(store: Any, touches: Sequence[Any] | None = None) -> list[BadEvent]:
     """Every stored event of a collection that a read cannot use, subject by subject.
 
     Per subject, the store's decoder stops at the first row it cannot decode, so a
     subject with several bad rows shows the first; every other subject is read in full.
+    Given the log's touches, the subjects are read off them, so a row added behind the
+    engine's back (which no kept subject count knows) is still found.
     """
     out: list[BadEvent] = []
     try:
@@ -83,7 +85,14 @@ def bad_events(store: Any) -> list[BadEvent]:
         out.append(_from_error(err, REGISTRY_SUBJECT))
     else:
         out.extend(readable_registry(registry)[1])
-    for subject, _count in store.subjects(limit=_ALL):
+    if touches is None:
+        listed = store.subjects(limit=_ALL)
+    else:  # as subjects() orders them: most events first, then by name; reserved subjects left out
+        counts: dict[str, int] = {}
+        for t in touches:
+            counts[t.subject] = counts.get(t.subject, 0) + 1
+        listed = sorted(((s, n) for s, n in counts.items() if not s.startswith("recall:")), key=lambda x: (-x[1], x[0]))
+    for subject, _count in listed:
         if subject == REGISTRY_SUBJECT:
             continue
         try:
@@ -160,6 +169,19 @@ class Verification:
         }
 
 
+def subject_count_problems(logged: dict[str, int], kept: dict[str, int], shown: int = 5) -> list[str]:
+    """The subjects whose kept event count differs from the events the log holds for them."""
+    wrong = sorted(s for s in logged.keys() | kept.keys() if logged.get(s, 0) != kept.get(s, 0))
+    if not wrong:
+        return []
+    listed = "; ".join(f"{s!r} counted {kept.get(s, 0)}, logged {logged.get(s, 0)}" for s in wrong[:shown])
+    more = f" (and {len(wrong) - shown} more)" if len(wrong) > shown else ""
+    return [
+        f"the kept event counts of {len(wrong)} subject(s) differ from the log: {listed}{more}; "
+        "events were removed or added behind the engine's back"
+    ]
+
+
 def verify_log(store: Any, kept: str = "") -> Verification:
     """Check a live collection: ids against content, count against the log, and the log
     digest (against ``kept``, a digest printed by an earlier run, when given).
@@ -175,6 +197,7 @@ def verify_log(store: Any, kept: str = "") -> Verification:
     at_kept = ""
     read = 0
     bad: list[BadEvent] = []
+    per_subject: dict[str, int] = {}
     events = store.all_events(0)
     # the positions, read after the stream began: a prefix of them is the stream's
     touches = store.touched_since(0, limit=_ALL)
@@ -182,6 +205,7 @@ def verify_log(store: Any, kept: str = "") -> Verification:
     try:
         for e in events:
             n += 1
+            per_subject[e.subject] = per_subject.get(e.subject, 0) + 1
             at = positions[n - 1] if n <= len(positions) else None
             try:
                 check_id(e)
@@ -193,7 +217,7 @@ def verify_log(store: Any, kept: str = "") -> Verification:
             if want is not None and n == want[0]:
                 at_kept = h.hexdigest()
     except InvalidEvent:
-        bad = [*bad, *(b for b in bad_events(store) if b.event_id not in {x.event_id for x in bad})]
+        bad = [*bad, *(b for b in bad_events(store, touches) if b.event_id not in {x.event_id for x in bad})]
         n, digest = -1, ""
         read = len(positions)  # the rows the log holds; one of them does not decode
         bad = _registry_positions(store, bad, touches)
@@ -211,6 +235,10 @@ def verify_log(store: Any, kept: str = "") -> Verification:
             f"the collection's count says {counted} events but its log holds {n}: "
             "events were removed or added behind the engine's back"
         )
+    # each subject's kept count (docs/storage.md, "Subject counts") against the log
+    kept_counts = getattr(store, "subject_counts", None)
+    if n >= 0 and kept_counts is not None:
+        problems.extend(subject_count_problems(per_subject, kept_counts()))
     # the search indexes are derived from the log: rows that match no event are reported
     index_problems = getattr(store, "index_problems", None)
     if index_problems is not None:

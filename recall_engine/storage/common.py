@@ -11,7 +11,7 @@ from ..errors import IncompleteHistory
 from ..records import UNSEARCHED_SUBJECTS
 
 # The schema version this release writes (models.py defines the schema and its upgrades)
-SCHEMA_VERSION = 3  # 3: events.recorded_at
+SCHEMA_VERSION = 4  # 3: events.recorded_at; 4: subject_counts
 APPEND_ONLY = "events are append-only"  # what the database says to an UPDATE or DELETE
 
 MAX_REGISTRY_EVENTS = 100_000

@@ -134,6 +134,21 @@ class EventReplace(_Table, table=True):
     event_id: str = Field(primary_key=True, sa_type=NAME)
 
 
+class SubjectCount(_Table, table=True):
+    """Events per subject of a collection, kept in the append transaction (docs/storage.md,
+    "Subject counts"): the console lists the subjects with the most events without
+    counting the whole log. SQLite adds to it in the insert's code, PostgreSQL by a
+    statement trigger (so an agent role needs no UPDATE on it)."""
+
+    __tablename__ = "subject_counts"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+    collection_id: int = Field(
+        primary_key=True, foreign_key="collections.id", sa_column_kwargs={"autoincrement": False}
+    )
+    subject: str = Field(primary_key=True, sa_type=NAME)
+    events: int = Field(sa_type=BIGINT)
+
+
 # registered for every CREATE TABLE SQLAlchemy compiles in the process, but it changes
 # only columns that carry info["only"]
 @compiles(CreateColumn)
@@ -151,6 +166,7 @@ def _after(target, statements, dialect: str) -> None:
 
 _events = _registry.metadata.tables["events"]
 _replaces = _registry.metadata.tables["event_replaces"]
+_subject_counts = _registry.metadata.tables["subject_counts"]
 # the version row starts at 0; the backend records the version in the same transaction
 event.listen(
     _registry.metadata.tables["schema_meta"], "after_create", DDL("INSERT INTO schema_meta (id, version) VALUES (1, 0)")
@@ -159,6 +175,7 @@ _after(_events, lite.SECONDARY_INDEXES.values(), "sqlite")
 _after(_events, pg.SECONDARY_INDEXES.values(), "postgresql")
 _after(_registry.metadata, lite.TRIGGERS, "sqlite")
 _after(_registry.metadata, pg.TRIGGERS, "postgresql")
+_after(_registry.metadata, pg.SUBJECT_COUNT_TRIGGER, "postgresql")
 
 
 @functools.cache
@@ -252,10 +269,26 @@ def _v2_to_v3(dialect: str, now: int) -> list[str]:
     ]
 
 
+def _v3_to_v4(dialect: str) -> list[str]:
+    """Version 4: ``subject_counts``, the events of each subject of a collection, counted
+    once from the log here and kept in every append's transaction from then on."""
+    fill = (
+        "INSERT INTO {t}subject_counts (collection_id, subject, events) "
+        "SELECT collection_id, subject, COUNT(*) FROM {t}events GROUP BY collection_id, subject"
+    )
+    if dialect == "sqlite":
+        return [str(CreateTable(_subject_counts).compile(dialect=sqlite.dialect())).strip(), fill.format(t="")]
+    return [
+        str(CreateTable(_subject_counts).compile(dialect=postgresql.dialect())).strip(),
+        fill.format(t="recall."),
+        *pg.SUBJECT_COUNT_TRIGGER,
+    ]
+
+
 # UPGRADES[v] takes a store from version v to v + 1 (version 0 is an empty database,
 # built at the current version at once by create_statements); each takes the dialect
 # and the instant of the upgrade.
-UPGRADES = {1: lambda dialect, now: _v1_to_v2(dialect), 2: _v2_to_v3}
+UPGRADES = {1: lambda dialect, now: _v1_to_v2(dialect), 2: _v2_to_v3, 3: lambda dialect, now: _v3_to_v4(dialect)}
 assert sorted(UPGRADES) == list(range(1, SCHEMA_VERSION)), "one upgrade per earlier version"
 
 

@@ -112,10 +112,29 @@ ADDED_TRIGGERS = [
 TRIGGERS += ADDED_TRIGGERS
 
 
+# subject_counts (schema version 4, docs/storage.md "Subject counts"): every statement that
+# appends events (COPY included) adds its new events per subject in the same transaction.
+# SECURITY DEFINER: it runs as the tables' owner, so an agent that may only INSERT into the
+# log needs no UPDATE on the counts (docs/storage.md, "Roles").
+SUBJECT_COUNT_TRIGGER = [
+    """CREATE FUNCTION recall.count_subjects() RETURNS trigger LANGUAGE plpgsql
+        SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            INSERT INTO recall.subject_counts AS c (collection_id, subject, events)
+                SELECT collection_id, subject, count(*) FROM added GROUP BY collection_id, subject
+                ON CONFLICT (collection_id, subject) DO UPDATE SET events = c.events + EXCLUDED.events;
+            RETURN NULL;
+        END
+        $$""",
+    """CREATE TRIGGER events_count_subjects AFTER INSERT ON recall.events
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION recall.count_subjects()""",
+]
+
+
 def _trigger_names(statements: list[str]) -> list[str]:
     return [s.split()[2] for s in statements if s.startswith("CREATE TRIGGER")]
 
 
 # the triggers opening for writing expects, present and enabled
-TRIGGER_NAMES = _trigger_names(TRIGGERS)
+TRIGGER_NAMES = _trigger_names(TRIGGERS + SUBJECT_COUNT_TRIGGER)
 ADDED_TRIGGER_NAMES = _trigger_names(ADDED_TRIGGERS)

@@ -57,6 +57,11 @@ _WATERMARKS = (
     "last.position, last.recorded_at FROM (SELECT 1) LEFT JOIN (SELECT position, recorded_at FROM events "
     "WHERE collection_id = ? ORDER BY position DESC LIMIT 1) AS last"
 )
+# a subject's event count, kept in the append's transaction (docs/storage.md, "Subject counts")
+_COUNT_SUBJECTS = (
+    "INSERT INTO subject_counts (collection_id, subject, events) VALUES (?, ?, ?) "
+    "ON CONFLICT (collection_id, subject) DO UPDATE SET events = events + excluded.events"
+)
 
 
 class Host(Protocol):
@@ -281,6 +286,10 @@ class SQLiteStore(SearchMixin, Store):
                 "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", links
             )
         conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (len(rows), cid))
+        per_subject: dict[str, int] = {}
+        for row in rows:
+            per_subject[row[3]] = per_subject.get(row[3], 0) + 1
+        conn.executemany(_COUNT_SUBJECTS, [(cid, subject, n) for subject, n in per_subject.items()])
         return before, placed
 
     def append(self, events: Sequence[Event]) -> int:
@@ -635,13 +644,18 @@ class SQLiteStore(SearchMixin, Store):
         rows = (
             self._conn()
             .execute(
-                f"SELECT subject, COUNT(*) AS n FROM events WHERE collection_id = ? {where}AND {NOT_RESERVED} "
-                "GROUP BY subject ORDER BY n DESC, subject LIMIT ?",
+                f"SELECT subject, events FROM subject_counts WHERE collection_id = ? {where}AND {NOT_RESERVED} "
+                "ORDER BY events DESC, subject LIMIT ?",
                 (*params, max(0, int(limit))),
             )
             .fetchall()
         )
         return [(s, int(n)) for s, n in rows]
+
+    def subject_counts(self) -> dict[str, int]:
+        """Every subject's kept event count, reserved subjects included (verify compares it with the log)."""
+        rows = self._conn().execute("SELECT subject, events FROM subject_counts WHERE collection_id = ?", (self.cid,))
+        return {s: int(n) for s, n in rows}
 
     def pairs(self, subject: str) -> list[tuple[str, int]]:
         rows = (
