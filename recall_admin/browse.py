@@ -7,6 +7,9 @@ decides nothing. Every answer comes from the engine's fold (``Memory.profile``,
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -137,12 +140,39 @@ def pair_history(
     """
     if known_at is not None:
         memory, as_of = memory.known(known_at), known_at if as_of is None else as_of
-    s, p, steps = memory.history(subject, predicate)
+    s, p, steps, spans = _kept_history(memory, subject, predicate)
     now = memory.now()
     if as_of is None:
-        return PairHistory(s, p, steps, answer_at(steps, now), now, now, held_spans(steps))
+        return PairHistory(s, p, steps, answer_at(steps, now), now, now, spans)
     answer = tuple(b.value for b in memory.read_pair(s, p, as_of))
-    return PairHistory(s, p, steps, answer, as_of, now, held_spans(steps))
+    return PairHistory(s, p, steps, answer, as_of, now, spans)
+
+
+HISTORIES_KEPT = 8  # pairs whose steps are kept per memory: an operator steps back and forth between a few
+_histories: weakref.WeakKeyDictionary[Memory, OrderedDict[tuple[str, str, int], Any]] = weakref.WeakKeyDictionary()
+_histories_lock = threading.Lock()
+
+
+def _kept_history(memory: Memory, subject: str, predicate: str) -> tuple[str, str, list[HistoryStep], list[HeldSpan]]:
+    """``Memory.history`` and its held spans, kept for the last few pairs asked while the log
+    stays at the same position: the steps are a pure function of the log and its registry
+    (both grow only by appends), so a pair opened again, with nothing appended since, has
+    the same steps; 1,000 of them take tens of milliseconds to walk. The answer, which
+    depends on the clock, is read off them at every call."""
+    key = (subject, predicate, memory.store.position())
+    with _histories_lock:
+        kept = _histories.setdefault(memory, OrderedDict())
+        hit = kept.get(key)
+        if hit is not None:
+            kept.move_to_end(key)
+            return hit
+    s, p, steps = memory.history(subject, predicate)
+    out = (s, p, steps, held_spans(steps))
+    with _histories_lock:
+        kept[key] = out
+        while len(kept) > HISTORIES_KEPT:
+            kept.popitem(last=False)
+    return out
 
 
 # --- explain -------------------------------------------------------------------------

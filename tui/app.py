@@ -146,6 +146,8 @@ class RecallApp(ServiceCalls, App[None]):
         self.set_interval(GC_EVERY, self._collect)
 
     def _collect(self) -> None:
+        if self.pending:
+            return  # a key's read is on its way: collect at the next tick, not in the middle of showing it
         self._gc_rounds += 1
         if self._gc_rounds % GC_FULL_EVERY == 0:
             gc.collect()
