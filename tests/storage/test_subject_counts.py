@@ -132,3 +132,22 @@ def test_postgres_a_disabled_count_trigger_is_found_at_open(pg_url):
         store = b.store("memories")
         store.append([ev("carol", "likes", "jam", 1)])
         assert store.subject_counts() == {"carol": 2}
+
+
+@pytest.mark.postgres
+def test_an_upgraded_postgres_store_counts_its_log(pg_url):
+    from tests.pg_server import fresh_database
+    from tests.storage.test_upgrade import _load_v1_dump
+
+    url = fresh_database(pg_url, f"countsup{os.getpid()}")
+    _load_v1_dump(url)
+    with open_backend(url) as b:
+        names = [name for name, _ in b.collections()]
+        assert names
+        for name in names:
+            store = b.store(name, create=False)
+            assert store.subject_counts() == logged(store)
+        store = b.store(names[0], create=False)
+        before = store.subject_counts()
+        store.append([ev("carol", "likes", "a new one", 99)])
+        assert store.subject_counts() == {**before, "carol": before.get("carol", 0) + 1}
