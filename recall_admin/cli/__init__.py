@@ -10,10 +10,21 @@ from typing import Any
 
 
 def main() -> None:
-    """Console entry point (`recall-admin`)."""
-    from .root import main as run
+    """Console entry point (`recall-admin`). A help drawn before is written from the help
+    cache when nothing it depends on changed (``helpcache``), without importing Typer."""
+    import sys
 
-    run()
+    from . import helpcache
+
+    if helpcache.answer(sys.argv):
+        return
+
+    def run() -> None:
+        from .root import main as run_root
+
+        run_root()
+
+    helpcache.draw(sys.argv, run)
 
 
 def __getattr__(name: str) -> Any:
