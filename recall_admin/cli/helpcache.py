@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import builtins
 import io
-import json
 import os
 import sys
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 FORMAT = 1  # bumped when an entry's layout changes
@@ -97,6 +96,8 @@ def _stat(path: str) -> list[int] | None:
 
 
 def _entry_path(situation: list[Any]) -> str:
+    import json
+
     # the name only spreads entries out: the whole situation is kept in the entry and compared
     name = f"{zlib.crc32(json.dumps(situation).encode('utf-8', 'surrogatepass')):08x}.json"
     return os.path.join(_folder(), name)
@@ -111,6 +112,8 @@ def answer(argv: list[str]) -> bool:
     """Write the kept help for this command line if every note still holds; True if written."""
     if not _usable() or not _is_help_request(argv[1:]):
         return False
+    import json  # here: a command that is not a help request need not load it
+
     try:
         situation = _situation(argv)
         with open(_entry_path(situation), encoding="utf-8") as f:
@@ -160,11 +163,11 @@ class _Recorder(io.BufferedIOBase):
         self.flush()
 
 
-def _tee(stream: Any) -> tuple[io.TextIOWrapper, _Recorder]:
+def _tee(stream: Any) -> tuple[Any, _Recorder]:
     """The same text stream over a buffer that keeps a copy."""
     recorder = _Recorder(stream.buffer)
     text = io.TextIOWrapper(
-        recorder,
+        recorder,  # type: ignore[type-var]  # a buffered writer, as io.TextIOWrapper takes
         encoding=stream.encoding,
         errors=stream.errors,
         newline="\n",
@@ -223,13 +226,13 @@ def _noting() -> Iterator[_Notes]:
         return scandir(path)
 
     environ_cls.__getitem__, environ_cls.__iter__ = noted_getitem, noted_iter
-    builtins.open = io.open = noted_open  # type: ignore[assignment]
-    os.listdir, os.scandir = noted_listdir, noted_scandir  # type: ignore[assignment]
+    builtins.open = io.open = noted_open
+    os.listdir, os.scandir = noted_listdir, noted_scandir
     try:
         yield notes
     finally:
         environ_cls.__getitem__, environ_cls.__iter__ = getitem, iterate
-        builtins.open, io.open, os.listdir, os.scandir = opened, io_open, listdir, scandir  # type: ignore[assignment]
+        builtins.open, io.open, os.listdir, os.scandir = opened, io_open, listdir, scandir
 
 
 def draw(argv: list[str], run: Callable[[], Any]) -> None:
@@ -267,11 +270,13 @@ def _keep(situation: list[Any], notes: _Notes, data: bytes) -> None:
         path = getattr(module, "__file__", None)
         if isinstance(path, str):
             files[os.path.abspath(path)] = _stat(path)
-    for entry in sys.path:
-        root = os.path.abspath(entry or ".")
+    for folder in sys.path:
+        root = os.path.abspath(folder or ".")
         files[root] = _stat(root)
     out = data.decode("utf-8", "surrogateescape")  # JSON holds text; any bytes survive the round trip
     entry = {"situation": situation, "env": notes.env, "files": files, "out": out}
+    import json
+
     try:
         target = _entry_path(situation)
         folder = os.path.dirname(target)
@@ -295,7 +300,5 @@ def _prune(folder: str) -> None:
         return
     paths = sorted((os.path.join(folder, n) for n in names), key=lambda p: _stat(p) or [0])
     for path in paths[: len(paths) - LIMIT]:
-        try:
+        with suppress(OSError):
             os.remove(path)
-        except OSError:
-            pass

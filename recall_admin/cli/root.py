@@ -20,8 +20,10 @@ import sys
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-import typer
+# isort: off
+from .deferred import typer  # first: Typer without what it loads only to open URLs and install completion
 
+# isort: on
 # Typer vendors Click as typer._click (from 0.26, the lower bound in pyproject.toml)
 from typer._click.exceptions import ClickException as _ClickException
 from typer._click.exceptions import UsageError as _UsageError
