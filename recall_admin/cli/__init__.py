@@ -24,7 +24,22 @@ def main() -> None:
 
         run_root()
 
-    helpcache.draw(sys.argv, run)
+    try:
+        helpcache.draw(sys.argv, run)
+    finally:
+        _before_exit()
+
+
+def _before_exit() -> None:
+    """The process ends next. The interpreter's exit collects garbage once (finalizers run)
+    and then again and again as it tears the modules down, each pass over every object the
+    command loaded: about 5% of `recall user` (docs/benchmarks.md, "Start-up"). Here the
+    first collection is made as the exit would make it, and what is left is frozen out of
+    the later passes; the modules are still torn down and their objects freed."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
 
 
 def __getattr__(name: str) -> Any:
