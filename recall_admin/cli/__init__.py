@@ -9,15 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 
-def main() -> None:
+def main() -> int | None:
     """Console entry point (`recall-admin`). A help drawn before is written from the help
     cache when nothing it depends on changed (``helpcache``), without importing Typer."""
     import sys
 
     from . import helpcache
 
-    if helpcache.answer(sys.argv):
-        return
+    answered = helpcache.answer(sys.argv)
+    if answered is not None:
+        return answered
 
     def run() -> None:
         from .root import main as run_root
@@ -28,6 +29,7 @@ def main() -> None:
         helpcache.draw(sys.argv, run)
     finally:
         _before_exit()
+    return None
 
 
 def _before_exit() -> None:

@@ -108,10 +108,11 @@ def _usable() -> bool:
     return os.name == "posix" and out is not None and sys.stderr is not None and hasattr(out, "buffer")
 
 
-def answer(argv: list[str]) -> bool:
-    """Write the kept help for this command line if every note still holds; True if written."""
+def answer(argv: list[str]) -> int | None:
+    """Write the kept help for this command line if every note still holds, and give the
+    exit status; None when it must be drawn."""
     if not _usable() or not _is_help_request(argv[1:]):
-        return False
+        return None
     import json  # here: a command that is not a help request need not load it
 
     try:
@@ -119,19 +120,25 @@ def answer(argv: list[str]) -> bool:
         with open(_entry_path(situation), encoding="utf-8") as f:
             entry = json.load(f)
         if entry["situation"] != situation:
-            return False
+            return None
         env = os.environ
         if any(env.get(name) != value for name, value in entry["env"].items()):
-            return False
+            return None
         if any(_stat(path) != seen for path, seen in entry["files"].items()):
-            return False
+            return None
         data = entry["out"].encode("utf-8", "surrogateescape")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return False
-    sys.stdout.flush()
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
-    return True
+        return None
+    try:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): quietly, as when Typer draws it
+        from .output import silence_stdout
+
+        silence_stdout()
+        return 1
+    return 0
 
 
 class _Recorder(io.BufferedIOBase):

@@ -70,6 +70,7 @@ def cli(tmp_path):
     class Cli:
         root = tmp_path
         cache = tmp_path / "cache" / "recall-admin" / "help"
+        environ = env
 
         def run(self, kind: str, args: list[str], terminal: tuple[int, int] | None = None, **extra: str):
             environ = dict(env, **extra)
@@ -221,3 +222,20 @@ def test_a_cache_folder_that_cannot_be_written_only_costs_time(cli):
     expected = cli.run("direct", ["--help"])
     assert cli.run("cached", ["--help"]) == expected
     assert cli.run("cached", ["--help"]) == expected
+
+
+def test_a_reader_that_went_away_ends_the_kept_help_as_it_ends_typers(cli):
+    """`recall-admin --help | head`: exit 1, nothing on stderr, with or without the cache."""
+
+    def closed_pipe(kind: str) -> tuple[int, bytes]:
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before anything is written
+        script = cli.root / kind / "recall-admin"
+        p = subprocess.run([str(script), "--help"], stdout=write, stderr=subprocess.PIPE, env=cli.environ)
+        os.close(write)
+        return p.returncode, p.stderr
+
+    expected = closed_pipe("direct")
+    assert expected == (1, b"")
+    assert cli.run("cached", ["--help"])[0] == 0  # kept
+    assert closed_pipe("cached") == expected
