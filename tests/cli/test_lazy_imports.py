@@ -84,10 +84,10 @@ def test_a_read_loads_neither_the_history_module_nor_the_import_thread_pool(codi
 
 
 def test_a_read_loads_none_of_what_only_other_commands_use(coding):
-    """Typer's launcher and completion installer (cli/deferred.py), and the calendar module
-    (instants do its arithmetic themselves)."""
+    """Typer's launcher, completion installer and command suggestions (cli/deferred.py), and
+    the calendar module (instants do its arithmetic themselves)."""
     coding.ok("remember", "user", "prefers_editor", "vim")
-    unused = ("subprocess", "shellingham", "calendar", "locale")
+    unused = ("subprocess", "shellingham", "difflib", "calendar", "locale")
     assert loaded("--store", coding.url, "recall", "user", heavy=unused) == []
     assert loaded("--store", coding.url, "--json", "recall", "user", heavy=unused) == []
 
@@ -103,6 +103,7 @@ import shellingham, subprocess  # the real modules
 print(typer.main.subprocess.Popen is subprocess.Popen, typer.main.subprocess.DEVNULL == subprocess.DEVNULL)
 print(shared.subprocess.run is subprocess.run, shared.shellingham.detect_shell is shellingham.detect_shell)
 print(shared.shellingham.ShellDetectionFailure is shellingham.ShellDetectionFailure)
+print("difflib" in sys.modules, typer.core.get_close_matches("recal", ["recall", "search"]) == ["recall"])
 """
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "False", *["True"] * 5]
+    assert out.stdout.split() == ["False", "False", *["True"] * 5, "False", "True"]
