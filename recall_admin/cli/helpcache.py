@@ -8,14 +8,15 @@ it is drawn everything it reads is noted:
 
 - the command line, the interpreter (its path, version and ``sys.path``), and the terminal
   (which of stdin, stdout and stderr is a terminal, the size of each, and stdout's encoding);
-- every environment variable that is looked up (its value, or that it is unset): colour and
-  width settings (NO_COLOR, FORCE_COLOR, TERM, COLUMNS, ...), the language, Typer's own;
+- every environment variable that is looked up (a digest of its value, never the value: a
+  store URL may hold a password; or that it is unset): colour and width settings (NO_COLOR,
+  FORCE_COLOR, TERM, COLUMNS, ...), the language, Typer's own, the root's options;
 - every file it depends on: each module loaded (the CLI, the plugins, Typer, Click, Rich and
   the standard library), each file opened and each folder listed (the plugins' entry points
   and the folders on ``sys.path``), by modification time, size and inode.
 
-The drawn text is kept with those notes in the user's cache folder, written to a new file
-and renamed into place, so a reader finds a whole entry or none. The next time the same
+The drawn text is kept with those notes in the user's cache folder (readable by the user
+alone), written to a new file and renamed into place, so a reader finds a whole entry or none. The next time the same
 command line asks for its help, the text is written again only if every note still holds;
 anything changed, missing or unreadable means Typer draws it again. A drawing that exits
 with an error, writes to stderr, or reads the whole environment is not kept.
@@ -95,6 +96,17 @@ def _stat(path: str) -> list[int] | None:
     return [st.st_mtime_ns, st.st_size, st.st_ino]
 
 
+def _digest(value: str | None) -> str | None:
+    """What an entry keeps of an environment variable's value: enough to tell a change."""
+    if value is None:
+        return None
+    try:
+        from _blake2 import blake2b  # CPython's own, without loading OpenSSL as hashlib does
+    except ImportError:
+        from hashlib import blake2b
+    return blake2b(value.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
+
+
 def _entry_path(situation: list[Any]) -> str:
     import json
 
@@ -122,7 +134,7 @@ def answer(argv: list[str]) -> int | None:
         if entry["situation"] != situation:
             return None
         env = os.environ
-        if any(env.get(name) != value for name, value in entry["env"].items()):
+        if any(_digest(env.get(name)) != seen for name, seen in entry["env"].items()):
             return None
         if any(_stat(path) != seen for path, seen in entry["files"].items()):
             return None
@@ -281,16 +293,19 @@ def _keep(situation: list[Any], notes: _Notes, data: bytes) -> None:
         root = os.path.abspath(folder or ".")
         files[root] = _stat(root)
     out = data.decode("utf-8", "surrogateescape")  # JSON holds text; any bytes survive the round trip
-    entry = {"situation": situation, "env": notes.env, "files": files, "out": out}
+    env = {
+        name: _digest(value) for name, value in notes.env.items()
+    }  # never a value itself: a store URL may hold a password
+    entry = {"situation": situation, "env": env, "files": files, "out": out}
     import json
 
     try:
         target = _entry_path(situation)
         folder = os.path.dirname(target)
-        os.makedirs(folder, exist_ok=True)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
         temp = f"{target}.{os.getpid()}.tmp"
         try:
-            with open(temp, "w", encoding="utf-8") as f:
+            with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
                 json.dump(entry, f)
             os.replace(temp, target)
         finally:

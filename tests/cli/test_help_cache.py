@@ -239,3 +239,18 @@ def test_a_reader_that_went_away_ends_the_kept_help_as_it_ends_typers(cli):
     assert expected == (1, b"")
     assert cli.run("cached", ["--help"])[0] == 0  # kept
     assert closed_pipe("cached") == expected
+
+
+def test_no_environment_value_is_written_to_the_cache(cli):
+    """Drawing `recall --help` looks up the root's options (RECALL_STORE may hold a password):
+    an entry keeps a digest of each value, in a file only its user can read."""
+    store = "postgresql://ann:s3cret-pw@db.example/recall"
+    expected = cli.run("direct", ["recall", "--help"], RECALL_STORE=store)
+    for _ in range(2):
+        assert cli.run("cached", ["recall", "--help"], RECALL_STORE=store) == expected
+    (entry,) = cli.cache.iterdir()
+    kept = entry.read_text()
+    assert "RECALL_STORE" in json.loads(kept)["env"]  # it was looked up, and noted
+    assert "s3cret-pw" not in kept and "ann:" not in kept and "db.example" not in kept
+    assert entry.stat().st_mode & 0o777 == 0o600
+    assert cli.run("cached", ["recall", "--help"], RECALL_STORE="elsewhere.db") == expected
