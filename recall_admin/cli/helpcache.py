@@ -62,7 +62,7 @@ def _terminal() -> list[Any]:
     out: list[Any] = []
     for fd in (0, 1, 2):
         try:
-            size: Any = tuple(os.get_terminal_size(fd))
+            size: Any = list(os.get_terminal_size(fd))  # a list, as it reads back from JSON
         except (OSError, ValueError):
             size = None
         try:
