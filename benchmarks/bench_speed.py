@@ -7,6 +7,7 @@ same rows, writes against a small pair, so they hold on a busy machine.
     python benchmarks/bench_speed.py                     # SQLite, small sizes
     python benchmarks/bench_speed.py --postgres          # PostgreSQL too
     python benchmarks/bench_speed.py --statements 10000 --pairs 1000 --import-events 200000
+    python benchmarks/bench_speed.py --only-startup --baseline /path/to/older/checkout
 """
 
 from __future__ import annotations
@@ -362,35 +363,72 @@ def import_steps(store, path: Path, label: str) -> None:
         print(f"    {name:52s} {cpu / n * 1e6:6.1f} us  {cpu / total:4.0%}")
 
 
-def startup(runs: int) -> None:
-    """CLI start-up, wall time of whole processes. The CLI runs as an installed package
-    runs: the interpreter's own ``recall-admin`` script (not a version manager's shim),
-    with its bytecode cached (in a temporary folder, after one warm-up run) even where
-    PYTHONDONTWRITEBYTECODE is set; the bare interpreter is the floor, measured alongside."""
+def startup(runs: int, baseline: Path | None = None) -> None:
+    """CLI start-up, wall time and CPU of whole processes. The CLI runs as an installed
+    package runs: the interpreter's own ``recall-admin`` script (not a version manager's
+    shim), with its bytecode cached (in a temporary folder, after one warm-up run) even where
+    PYTHONDONTWRITEBYTECODE is set; the bare interpreter is the floor, measured alongside.
+    The help cache lives in the temporary folder too: ``--help`` is measured as a user meets
+    it from the second time on (the warm-up drew and kept it) and, separately, the first
+    time (each run with an empty cache folder). With ``baseline``, the same commands run on
+    the code in that folder too, each run of one right after the same run of the other."""
     folder = Path(tempfile.mkdtemp(prefix="recall-bench-cli-"))
-    env = dict(os.environ, RECALL_STORE=f"sqlite:///{folder / 'demo.db'}", PYTHONPYCACHEPREFIX=str(folder / "pyc"))
+    env = dict(
+        os.environ,
+        RECALL_STORE=f"sqlite:///{folder / 'demo.db'}",
+        PYTHONPYCACHEPREFIX=str(folder / "pyc"),
+        XDG_CACHE_HOME=str(folder / "cache"),
+    )
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     script = Path(sys.executable).with_name("recall-admin")
     exe = [str(script)] if script.exists() else [sys.executable, "-m", "recall_admin.cli"]
     subprocess.run([*exe, "demo"], env=env, check=True, capture_output=True)
+    codes = {"this": env}
+    if baseline is not None:
+        path = [str(baseline), *([str(baseline / ".pypath")] if (baseline / ".pypath").exists() else [])]
+        codes["before"] = dict(env, PYTHONPATH=os.pathsep.join(path))
 
-    def median_ms(cmd: list[str]) -> float:
-        subprocess.run(cmd, env=env, check=True, capture_output=True)  # warm-up: bytecode written
-        xs = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            subprocess.run(cmd, env=env, check=True, capture_output=True)
-            xs.append(time.perf_counter() - t0)
-        return ms(xs)
+    def timed(cmd: list[str], environ: dict[str, str]) -> tuple[float, float]:
+        before = os.times()
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=environ, check=True, capture_output=True)
+        wall = time.perf_counter() - t0
+        after = os.times()
+        return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
-    floor = median_ms([sys.executable, "-c", "pass"])
-    print(f"CLI start-up, median of {runs} runs: bare interpreter {floor:.0f} ms wall")
-    for args, target in ((["--help"], 150), (["recall", "user"], 250), (["--json", "recall", "user"], 250)):
-        t = median_ms([*exe, *args])
-        print(
-            f"CLI `recall-admin {' '.join(args)}`: median of {runs} runs {t:.0f} ms wall "
-            f"({t - floor:.0f} ms above the bare interpreter; target <= {target} ms)"
+    def medians(cmd: list[str], cold: bool = False) -> dict[str, tuple[float, float]]:
+        xs: dict[str, list[tuple[float, float]]] = {label: [] for label in codes}
+        for environ in codes.values():
+            subprocess.run(cmd, env=environ, check=True, capture_output=True)  # warm-up: bytecode written
+        for i in range(runs):
+            for label, environ in codes.items():
+                if cold:  # an empty help cache folder for every run
+                    environ = dict(environ, XDG_CACHE_HOME=str(folder / f"cold-{label}-{i}"))
+                xs[label].append(timed(cmd, environ))
+        return {label: (ms([w for w, _ in v]), ms([c for _, c in v])) for label, v in xs.items()}
+
+    floor = medians([sys.executable, "-c", "pass"])["this"]
+    print(f"CLI start-up, median of {runs} runs: bare interpreter {floor[0]:.0f} ms wall, {floor[1]:.0f} ms CPU")
+    cases = [
+        (["--help"], 150, False, ""),
+        (["--help"], None, True, " (first time: no help cache)"),
+        (["recall", "user"], 250, False, ""),
+        (["--json", "recall", "user"], 250, False, ""),
+    ]
+    for args, target, cold, note in cases:
+        got = medians([*exe, *args], cold)
+        wall, cpu = got["this"]
+        aim = f"; target <= {target} ms" if target else ""
+        line = (
+            f"CLI `recall-admin {' '.join(args)}`{note}: median of {runs} runs {wall:.0f} ms wall, {cpu:.0f} ms CPU "
+            f"({wall - floor[0]:.0f} ms above the bare interpreter{aim})"
         )
+        if "before" in got:
+            b_wall, b_cpu = got["before"]
+            line += (
+                f"; before: {b_wall:.0f} ms wall, {b_cpu:.0f} ms CPU ({b_wall / wall:.2f}x / {b_cpu / cpu:.2f}x this)"
+            )
+        print(line)
 
 
 def main() -> int:
@@ -408,6 +446,12 @@ def main() -> int:
     )
     ap.add_argument("--runs", type=int, default=10, help="CLI start-up runs (0: skip)")
     ap.add_argument(
+        "--only-startup", action="store_true", help="measure CLI start-up alone (with --baseline: against that code)"
+    )
+    ap.add_argument(
+        "--baseline", type=Path, default=None, metavar="DIR", help="CLI start-up: also run the code in DIR, in turns"
+    )
+    ap.add_argument(
         "--checkpoint-ab",
         type=int,
         default=0,
@@ -415,6 +459,9 @@ def main() -> int:
         help="only: one at a time with checkpoints on the helper thread against the writer's own, alternated",
     )
     args = ap.parse_args()
+    if args.only_startup:
+        startup(args.runs or 10, args.baseline)
+        return 0
     if args.checkpoint_ab:
         checkpoint_ab(args.checkpoint_ab, args.statements, args.pairs)
         return 0
@@ -436,7 +483,7 @@ def main() -> int:
             statements(url, label, args.pg_statements, max(1, args.pg_statements // 10))
         bulk_import(url, label, args.import_events)
     if args.runs and not args.only_import:
-        startup(args.runs)
+        startup(args.runs, args.baseline)
     return 0
 
 

@@ -7,9 +7,8 @@ through ``datetime`` on their way in or out except for calendar arithmetic.
 
 from __future__ import annotations
 
-import calendar
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from .errors import InvalidInput
 
@@ -25,10 +24,19 @@ _RFC3339 = re.compile(
 _DAY = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\Z", re.ASCII)
 
 
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+
+def _timegm(y: int, mo: int, d: int, h: int, mi: int, s: int) -> int:
+    """``calendar.timegm`` of these fields, by its own arithmetic (d may run past the month),
+    without importing ``calendar`` and ``locale`` on every command's way."""
+    return (((date(y, mo, 1).toordinal() - _EPOCH_DAY + d - 1) * 24 + h) * 60 + mi) * 60 + s
+
+
 def _epoch_seconds(y: int, mo: int, d: int, h: int = 0, mi: int = 0, s: int = 0) -> int:
     # datetime validates the calendar (month 13, Feb 30...) for us.
     datetime(y, mo, d, h, mi, s)
-    return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+    return _timegm(y, mo, d, h, mi, s)
 
 
 def parse_instant(text: str, *, what: str = "instant") -> int:
@@ -121,7 +129,7 @@ def add_months(ns: int, months: int) -> int:
     dt, frac = _split(ns)
     total = dt.year * 12 + (dt.month - 1) + months
     y, m0 = divmod(total, 12)
-    first = calendar.timegm((y, m0 + 1, 1, dt.hour, dt.minute, dt.second, 0, 0, 0))
+    first = _timegm(y, m0 + 1, 1, dt.hour, dt.minute, dt.second)
     return (first + (dt.day - 1) * 86_400) * NS + frac
 
 

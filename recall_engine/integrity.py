@@ -16,14 +16,13 @@ matches a digest the operator kept (for the events it covered).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import IncompleteHistory, InvalidEvent, InvalidInput, RecallError
-from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, check_id
+from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, check_id, sha256
 from .registry import decode_record
 
 _ALL = 10**9
@@ -192,7 +191,7 @@ def verify_log(store: Any, kept: str = "") -> Verification:
 
     want = parse_log_digest(kept) if kept else None
     counted = store.count()
-    h = hashlib.sha256(field(LOG_DIGEST))
+    h = sha256(field(LOG_DIGEST))
     n = 0
     at_kept = ""
     read = 0
@@ -228,7 +227,7 @@ def verify_log(store: Any, kept: str = "") -> Verification:
         if close is not None:
             close()
     if want is not None and want[0] == 0:
-        at_kept = hashlib.sha256(field(LOG_DIGEST)).hexdigest()
+        at_kept = sha256(field(LOG_DIGEST)).hexdigest()
     problems: list[str] = []
     if n >= 0 and n != counted:
         problems.append(

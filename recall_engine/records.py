@@ -6,10 +6,10 @@ An event is immutable and identified by its content and instant
 
 from __future__ import annotations
 
-import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
+from importlib import import_module
 from typing import Any
 
 from .errors import InvalidEvent
@@ -38,6 +38,22 @@ RESERVED_PAIRS = frozenset(
 UNSEARCHED_SUBJECTS = frozenset({WRITER_SUBJECT})
 
 
+def _sha256() -> Callable[..., Any]:
+    """CPython's own SHA-256 (the digest hashlib gives, from OpenSSL): importing hashlib
+    loads OpenSSL, which costs a command more than its read (docs/benchmarks.md, "Start-up")."""
+    for name in ("_sha2", "_sha256"):  # Python 3.12 and later; 3.11
+        try:
+            return import_module(name).sha256
+        except (ImportError, AttributeError):
+            continue
+    from hashlib import sha256
+
+    return sha256
+
+
+sha256 = _sha256()  # ids, and the registry and log digests (timeline, integrity)
+
+
 def event_id(subject: str, predicate: str, value: object, retraction: bool, observed_at: int) -> str:
     return fixed_event_id(subject, predicate, value, retraction, format_fixed(observed_at))
 
@@ -46,7 +62,7 @@ def fixed_event_id(subject: str, predicate: str, value: object, retraction: bool
     """``event_id`` with the instant already in its storage form (``format_fixed``): an
     import has it from the line's own text, without formatting it again."""
     raw = "\x00".join((subject, predicate, value_key(value), "retract" if retraction else "assert", fixed))
-    return "m-" + hashlib.sha256(raw.encode()).digest()[:12].hex()
+    return "m-" + sha256(raw.encode()).digest()[:12].hex()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,13 +13,12 @@ those folds did (docs/fold.md "Fold versions").
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .records import FOLD_VERSION, Event
+from .records import FOLD_VERSION, Event, sha256
 from .registry import NOTE_DEFINITION, Definition, Promotion, RegistryRecord, decode_record
 from .text import NOTE
 
@@ -196,7 +195,7 @@ class Timeline:
             if r.record.op == "vocabulary" and r.record.open is not None:
                 self.open_vocabulary = r.record.open
 
-        h = hashlib.sha256()
+        h = sha256()
         for r in self.log:
             h.update(r.event_id.encode())
             h.update(b"\n")
@@ -395,7 +394,7 @@ class Timeline:
         excluded or former name) or promotes a note into it; records of other names, and
         records about no name, leave it unchanged (docs/governance.md, "Staleness")."""
         wanted = set(names)
-        h = hashlib.sha256()
+        h = sha256()
         for r in self.log:
             if r.live and wanted & _record_names(r.record):
                 h.update(r.event_id.encode())

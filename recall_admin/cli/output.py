@@ -117,3 +117,13 @@ def renderer(module: str, name: str, plain: str | None = None) -> Callable[..., 
 def write_json(doc: Any) -> None:
     sys.stdout.write(json_safe(json.dumps(doc, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again (the
+    reader of a pipe went away: `| head`)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any
 
-import typer
+# isort: off
+from .deferred import typer  # first: Typer without what it loads only to open URLs and install completion
 
+# isort: on
 # Typer vendors Click as typer._click (from 0.26, the lower bound in pyproject.toml)
 from typer._click.exceptions import ClickException as _ClickException
 from typer._click.exceptions import UsageError as _UsageError
@@ -31,7 +32,7 @@ from recall_engine.errors import InvalidInput, RecallError
 
 from ..defaults import DEFAULT_COLLECTION
 from .options import State, state
-from .output import Output
+from .output import Output, silence_stdout
 from .richhelp import rich_utils
 
 _Abort = typer.Abort
@@ -121,7 +122,7 @@ class RecallGroup(TyperGroup):
         except (_Abort, KeyboardInterrupt):
             code = EXIT_INTERRUPTED
         except BrokenPipeError:  # the reader went away (`| head`): stop quietly
-            _silence_stdout()
+            silence_stdout()
             code = EXIT_ERROR
         except Exception as e:  # noqa: BLE001 - a RecallError, or the last line of defence: never a traceback
             c, message, code = _error_code(e)
@@ -132,15 +133,6 @@ class RecallGroup(TyperGroup):
         if standalone_mode:
             sys.exit(code)
         return code
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _show_usage_error(e: Any) -> None:

@@ -81,3 +81,29 @@ def test_a_read_loads_neither_the_history_module_nor_the_import_thread_pool(codi
     assert loaded("--store", coding.url, "--json", "history", "user", "prefers_editor", heavy=later) == [
         "recall_engine.history"
     ]
+
+
+def test_a_read_loads_none_of_what_only_other_commands_use(coding):
+    """Typer's launcher, completion installer and command suggestions (cli/deferred.py), and
+    the calendar module (instants do its arithmetic themselves)."""
+    coding.ok("remember", "user", "prefers_editor", "vim")
+    unused = ("subprocess", "shellingham", "difflib", "calendar", "locale")
+    assert loaded("--store", coding.url, "recall", "user", heavy=unused) == []
+    assert loaded("--store", coding.url, "--json", "recall", "user", heavy=unused) == []
+
+
+def test_typer_uses_the_deferred_modules_as_the_real_ones():
+    probe = """
+import sys
+from recall_admin.cli import root  # Typer, imported with the stand-ins
+import typer._completion_shared as shared
+import typer.main
+print("subprocess" in sys.modules, "shellingham" in sys.modules)
+import shellingham, subprocess  # the real modules
+print(typer.main.subprocess.Popen is subprocess.Popen, typer.main.subprocess.DEVNULL == subprocess.DEVNULL)
+print(shared.subprocess.run is subprocess.run, shared.shellingham.detect_shell is shellingham.detect_shell)
+print(shared.shellingham.ShellDetectionFailure is shellingham.ShellDetectionFailure)
+print("difflib" in sys.modules, typer.core.get_close_matches("recal", ["recall", "search"]) == ["recall"])
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", *["True"] * 5, "False", "True"]

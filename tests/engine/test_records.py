@@ -472,3 +472,33 @@ def test_fuzz_decode_mutated_valid_events(mutations) -> None:
 def test_predicate_names() -> None:
     assert is_predicate_name("favorite_editor") and is_predicate_name("a" * 64)
     assert not is_predicate_name("a" * 65) and not is_predicate_name("editor\n") and not is_predicate_name("_x")
+
+
+# --- start-up: the engine's own SHA-256 and calendar arithmetic (docs/benchmarks.md) -----
+
+
+@given(st.binary(max_size=300))
+def test_the_engines_sha256_is_hashlibs(data: bytes) -> None:
+    from recall_engine.records import sha256
+
+    assert sha256(data).digest() == hashlib.sha256(data).digest()
+    h = sha256()
+    h.update(data)
+    h.update(b"more")
+    assert h.hexdigest() == hashlib.sha256(data + b"more").hexdigest()
+
+
+@given(
+    st.integers(1, 9999),
+    st.integers(1, 12),
+    st.integers(1, 31),
+    st.integers(0, 23),
+    st.integers(0, 59),
+    st.integers(0, 59),
+)
+def test_instants_do_calendar_timegm_arithmetic(y: int, mo: int, d: int, h: int, mi: int, s: int) -> None:
+    import calendar
+
+    from recall_engine.instants import _timegm
+
+    assert _timegm(y, mo, d, h, mi, s) == calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
