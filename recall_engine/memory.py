@@ -766,7 +766,14 @@ class Memory:
         for x in sorted(tl.excluded_by(p)):
             # the pair's input from the folded-pair cache (the store's when not cached), as it
             # was before the write
-            events = [e for e in self._pair(s, x, tl).events if e.id != statement.id]
+            entry = self._pair(s, x, tl)
+            if (
+                not statement.replaces
+                and entry.carrying(statement.key) == (statement.id in entry.ids)
+                and not tl.promotions_into(x, s)
+            ):
+                continue  # it never held the value, the only one an exclusion withdraws (docs/fold.md)
+            events = [e for e in entry.events if e.id != statement.id]
             after = {b.key for b in fold([*events, statement], s, x, tl, t)}
             out.extend(b for b in fold(events, s, x, tl, t) if b.key not in after and (x, b.key) not in seen)
         return out
@@ -821,7 +828,10 @@ class Memory:
                 preds.add(c)
         out: list[Belief] = []
         for q in sorted(preds - {p}):
-            for b in self._fold_pair(s, q, tl, at):
+            entry = self._pair(s, q, tl)
+            if not entry.carrying(stored.key) and not tl.promotions_into(q, s):
+                continue  # no event of the pair carries the value: it cannot hold it
+            for b in entry.beliefs_at(at, tl):
                 if b.key == stored.key:  # only the same value held elsewhere (docs/memory.md)
                     out.append(b)
         return out

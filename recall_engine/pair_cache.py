@@ -77,6 +77,7 @@ class Entry:
     # its held values, whose beliefs are not built again (a held value is never changed)
     made: dict[str, tuple[Held, Belief]] = field(default_factory=dict)
     made_under: Timeline | None = None
+    keys: dict[str, int] | None = None  # value key -> events held carrying it (counted when first asked)
 
     @classmethod
     def build(cls, subject: str, predicate: str, events: list[Event], others: set[str], tl: Timeline) -> Entry:
@@ -104,6 +105,21 @@ class Entry:
             self.own += 1
         if self.last is None or ev.observed_at > self.last:
             self.last = ev.observed_at
+        if self.keys is not None:
+            k = ev.key
+            self.keys[k] = self.keys.get(k, 0) + 1
+
+    def carrying(self, key: str) -> int:
+        """How many events held carry a value of this key (any name, assertion or not): a
+        value no event of the pair carries is never held by it, unless a note is promoted
+        into it (the callers check that)."""
+        if self.keys is None:
+            counts: dict[str, int] = {}
+            for ev in self.events:
+                k = ev.key
+                counts[k] = counts.get(k, 0) + 1
+            self.keys = counts
+        return self.keys.get(key, 0)
 
     @property
     def crossless(self) -> bool:
