@@ -767,11 +767,7 @@ class Memory:
             # the pair's input from the folded-pair cache (the store's when not cached), as it
             # was before the write
             entry = self._pair(s, x, tl)
-            if (
-                not statement.replaces
-                and entry.carrying(statement.key) == (statement.id in entry.ids)
-                and not tl.promotions_into(x, s)
-            ):
+            if not statement.replaces and not entry.carrying(statement.key, tl) and not tl.promotions_into(x, s):
                 continue  # it never held the value, the only one an exclusion withdraws (docs/fold.md)
             events = [e for e in entry.events if e.id != statement.id]
             after = {b.key for b in fold([*events, statement], s, x, tl, t)}
@@ -829,7 +825,7 @@ class Memory:
         out: list[Belief] = []
         for q in sorted(preds - {p}):
             entry = self._pair(s, q, tl)
-            if not entry.carrying(stored.key) and not tl.promotions_into(q, s):
+            if not entry.carrying(stored.key, tl) and not tl.promotions_into(q, s):
                 continue  # no event of the pair carries the value: it cannot hold it
             for b in entry.beliefs_at(at, tl):
                 if b.key == stored.key:  # only the same value held elsewhere (docs/memory.md)
