@@ -347,8 +347,8 @@ class Memory:
             extra.update(c for c in map(tl.canonical, values.get(key, ())) if c != NOTE)
         extra.discard(p)
         own: dict[str, list[Event]] = {}
-        entry = self._pairs.get(s, p)
-        if entry is None:
+        entry = None
+        if self._pairs.get(s, p) is None:
             events, others = self._gather(s, p, tl, own, every)
             entry = Entry.build(s, p, events, others, tl)
         wanted = sorted(q for q in extra if self._pairs.get(s, q) is None)
@@ -358,7 +358,8 @@ class Memory:
                 for q in wanted:
                     events, others = self._gather(s, q, tl, own, every)
                     self._pairs.put(Entry.build(s, q, events, others, tl))
-        self._pairs.put(entry)  # last: the most recently used
+        if entry is not None:
+            self._pairs.put(entry)  # last: the most recently used
 
     def _fold_pair(self, subject: str, predicate: str, tl: Timeline, at: int) -> list[Belief]:
         """What is believed about one pair at an instant: every read of a whole pair comes here."""
