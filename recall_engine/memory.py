@@ -333,8 +333,8 @@ class Memory:
         and takes every pair's input from that read, so that it costs about what the next
         remember costs. Errors are those of loading the pair: the others are loaded best
         effort, and one that cannot be read is refused where it is folded, as before."""
-        if tl is not self._pairs.timeline:
-            return
+        if tl is not self._pairs.timeline or self._pairs.get(s, p) is not None:
+            return  # a pair already kept: the others it needs, if not kept, are loaded where folded
         every = None
         if s not in self._pairs.subject_values and len(self._pairs.value_names) <= 10_000:
             every = self._read_subject(s)
@@ -347,10 +347,8 @@ class Memory:
             extra.update(c for c in map(tl.canonical, values.get(key, ())) if c != NOTE)
         extra.discard(p)
         own: dict[str, list[Event]] = {}
-        entry = None
-        if self._pairs.get(s, p) is None:
-            events, others = self._gather(s, p, tl, own, every)
-            entry = Entry.build(s, p, events, others, tl)
+        events, others = self._gather(s, p, tl, own, every)
+        entry = Entry.build(s, p, events, others, tl)
         wanted = sorted(q for q in extra if self._pairs.get(s, q) is None)
         if wanted:
             with suppress(RecallError):
@@ -358,8 +356,7 @@ class Memory:
                 for q in wanted:
                     events, others = self._gather(s, q, tl, own, every)
                     self._pairs.put(Entry.build(s, q, events, others, tl))
-        if entry is not None:
-            self._pairs.put(entry)  # last: the most recently used
+        self._pairs.put(entry)  # last: the most recently used
 
     def _fold_pair(self, subject: str, predicate: str, tl: Timeline, at: int) -> list[Belief]:
         """What is believed about one pair at an instant: every read of a whole pair comes here."""
