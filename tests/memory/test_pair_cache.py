@@ -59,6 +59,9 @@ class FromScratch(Entry):
     def fold_with(self, extra, at, tl):
         return fold([*self.events, *extra], self.subject, self.predicate, tl, at)
 
+    def carrying(self, key, tl):
+        return 1  # never "cannot hold the value": every excluded and related pair is folded
+
 
 class Uncached(Memory):
     """The engine as it was before the cache: every read and write folds the pair's input
