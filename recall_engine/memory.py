@@ -258,9 +258,9 @@ class Memory:
             parts.append((q, set(tl.stored_names(q)), {n for x in ex for n in tl.stored_names(x)}, ex))
         rows = replacing = every
         if rows is None:
-            names = sorted(set().union(*(n | x for _, n, x, _ in parts)))
+            every_name = sorted(set().union(*(n | x for _, n, x, _ in parts)))
             try:
-                rows = self.store.pair_events(subject, names, MAX_PAIR_EVENTS * len(names))
+                rows = self.store.pair_events(subject, every_name, MAX_PAIR_EVENTS * len(every_name))
                 replacing = self.store.replacing_events(subject, sorted(set().union(*(n for _, n, _, _ in parts))))
             except (IncompleteHistory, InvalidEvent):
                 rows = None
