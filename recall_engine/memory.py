@@ -210,25 +210,78 @@ class Memory:
         ``replaces``: what those stopped holding because of this pair's statements is
         this pair's ``replaced`` (docs/fold.md).
         """
-        events = self._own_input(subject, predicate, tl)
+        return self._gather(subject, predicate, tl, {})[0]
+
+    def _gather(
+        self, subject: str, predicate: str, tl: Timeline, own: dict[str, list[Event]], every: list[Event] | None = None
+    ) -> tuple[list[Event], set[str]]:
+        """``pair_input`` and the pairs its cross moves come from, reading only the own
+        inputs ``own`` lacks (and adding them to it): the pairs a first remember folds share
+        their reads."""
         if not tl.rules_at_read:
-            return events
-        others = tl.excluded_by(predicate)
+            self._own_inputs(subject, [predicate], tl, own, every)
+            return list(own[predicate]), set()
+        excluded = tl.excluded_by(predicate)
+        self._own_inputs(subject, [predicate, *sorted(q for q in excluded if tl.knows(q))], tl, own, every)
+        events = list(own[predicate])
+        others = excluded
         for e in events:
             if e.replaces and not e.retraction and tl.canonical(e.predicate) == predicate:
                 others.update(tl.canonical(r.predicate) for r in e.replaces)
         others.discard(predicate)
         if not others:
-            return events
+            return events, others
+        known = sorted(q for q in others if tl.knows(q))
+        self._own_inputs(subject, known, tl, own, every)
         seen = {e.id for e in events}
-        for q in sorted(others):
-            if not tl.knows(q):
-                continue
-            for e in self._own_input(subject, q, tl):
+        for q in known:
+            for e in own[q]:
                 if e.id not in seen:
                     seen.add(e.id)
                     events.append(e)
-        return events
+        return events, others
+
+    def _own_inputs(
+        self, subject: str, preds: list[str], tl: Timeline, own: dict[str, list[Event]], every: list[Event] | None
+    ) -> None:
+        """``_own_input`` of each of ``preds`` not in ``own`` yet, into ``own``: taken from
+        ``every`` (all the subject's events) when given, else read in two queries for all
+        of them. Each is the list ``_own_input`` gives, in its order. A listing past its
+        limit, or a row that does not decode, is read pair by pair, so that the refusal
+        is the one those reads give."""
+        preds = [q for q in preds if q not in own]
+        if not preds:
+            return
+        parts = []
+        for q in preds:
+            ex = sorted(tl.excluders(q))
+            parts.append((q, set(tl.stored_names(q)), {n for x in ex for n in tl.stored_names(x)}, ex))
+        rows = replacing = every
+        if rows is None:
+            every_name = sorted(set().union(*(n | x for _, n, x, _ in parts)))
+            try:
+                rows = self.store.pair_events(subject, every_name, MAX_PAIR_EVENTS * len(every_name))
+                replacing = self.store.replacing_events(subject, sorted(set().union(*(n for _, n, _, _ in parts))))
+            except (IncompleteHistory, InvalidEvent):
+                rows = None
+        for q, names, ex_names, ex in parts:
+            if rows is None or replacing is None:
+                own[q] = self._own_input(subject, q, tl)
+                continue
+            events = [e for e in rows if e.predicate in names]
+            excluding = [e for e in rows if e.predicate in ex_names] if ex else []
+            if len(events) > MAX_PAIR_EVENTS or len(excluding) > MAX_PAIR_EVENTS:
+                own[q] = self._own_input(subject, q, tl)  # refused as its own reads refuse it
+                continue
+            proms = tl.promotions_into(q, subject)
+            if ex:
+                events.extend(e for e in excluding if not e.retraction)
+                for x in ex:  # notes promoted into an excluder exclude like its assertions
+                    proms = proms + tl.promotions_into(x, subject)
+            events.extend(e for e in replacing if e.replaces and any(r.predicate in names for r in e.replaces))
+            if proms:
+                events.extend(self.store.events_by_id([p.event_id for p in proms]))
+            own[q] = events
 
     def _own_input(self, subject: str, predicate: str, tl: Timeline) -> list[Event]:
         """The pair's events, its excluders' assertions, events replacing it, notes promoted into it."""
@@ -269,15 +322,41 @@ class Memory:
         return entry
 
     def _load_pair(self, subject: str, predicate: str, tl: Timeline) -> Entry:
-        events = self.pair_input(subject, predicate, tl)
-        others: set[str] = set()
-        if tl.rules_at_read:  # the pairs its cross moves come from, as pair_input found them
-            others = tl.excluded_by(predicate)
-            for e in events:
-                if e.replaces and not e.retraction and tl.canonical(e.predicate) == predicate:
-                    others.update(tl.canonical(r.predicate) for r in e.replaces)
-            others.discard(predicate)
+        events, others = self._gather(subject, predicate, tl, {})
         return Entry.build(subject, predicate, events, others, tl)
+
+    def _preload(self, s: str, p: str, key: str, tl: Timeline) -> None:
+        """Before a remember, put in the folded pairs each pair it folds that they lack, from
+        reads those pairs share: its own, the pairs it excludes (what its statement withdrew
+        from them) and the pairs holding the same value (``related``). A subject's first
+        remember reads the subject once (its value names are kept for ``related`` anyway)
+        and takes every pair's input from that read, so that it costs about what the next
+        remember costs. Errors are those of loading the pair: the others are loaded best
+        effort, and one that cannot be read is refused where it is folded, as before."""
+        if tl is not self._pairs.timeline or self._pairs.get(s, p) is not None:
+            return  # a pair already kept: the others it needs, if not kept, are loaded where folded
+        every = None
+        if s not in self._pairs.subject_values and len(self._pairs.value_names) <= 10_000:
+            every = self._read_subject(s)
+        extra = {q for q in tl.excluded_by(p) | tl.excluders(p) if tl.knows(q)}
+        d = tl.definition(p)
+        if d is not None:
+            extra.update(c for c in map(tl.canonical, d.excludes) if tl.knows(c))
+        values = self._pairs.subject_values.get(s)
+        if values:
+            extra.update(c for c in map(tl.canonical, values.get(key, ())) if c != NOTE)
+        extra.discard(p)
+        own: dict[str, list[Event]] = {}
+        events, others = self._gather(s, p, tl, own, every)
+        entry = Entry.build(s, p, events, others, tl)
+        wanted = sorted(q for q in extra if self._pairs.get(s, q) is None)
+        if wanted:
+            with suppress(RecallError):
+                self._own_inputs(s, wanted, tl, own, every)
+                for q in wanted:
+                    events, others = self._gather(s, q, tl, own, every)
+                    self._pairs.put(Entry.build(s, q, events, others, tl))
+        self._pairs.put(entry)  # last: the most recently used
 
     def _fold_pair(self, subject: str, predicate: str, tl: Timeline, at: int) -> list[Belief]:
         """What is believed about one pair at an instant: every read of a whole pair comes here."""
@@ -361,9 +440,7 @@ class Memory:
             return self.store.value_predicates(subject, keys)
         every = self._pairs.subject_values
         if subject not in every and whole:
-            if len(every) > 10_000:
-                every.clear()
-            every[subject] = self._subject_values(subject)
+            self._read_subject(subject)
         values = every.get(subject)
         if values is not None:
             return set().union(*(values.get(k, ()) for k in keys))
@@ -373,19 +450,25 @@ class Memory:
             names = known[tuple(keys)] = self.store.value_predicates(subject, keys)
         return names
 
-    def _subject_values(self, subject: str) -> dict[str, set[str]] | None:
-        """Value key -> stored names asserting it, of every event of a subject with at most
-        ``SUBJECT_VALUES_EVENTS`` events; None for a bigger subject, or one a row of which
-        does not decode (its values are then read value by value, by index)."""
+    def _read_subject(self, subject: str) -> list[Event] | None:
+        """Every event of a subject with at most ``SUBJECT_VALUES_EVENTS`` events, its value
+        names (value key -> stored names asserting it) kept with the folded pairs; None
+        (kept as such) for a bigger subject, or one a row of which does not decode (its
+        values are then read value by value, by index)."""
+        every = self._pairs.subject_values
+        if len(every) > 10_000:
+            every.clear()
         try:
             events = self.store.subject_events(subject, SUBJECT_VALUES_EVENTS)
         except (IncompleteHistory, InvalidEvent):
+            every[subject] = None
             return None
         out: dict[str, set[str]] = {}
         for e in events:
             if not e.retraction:
                 out.setdefault(e.key, set()).add(e.predicate)
-        return out
+        every[subject] = out
+        return events
 
     def profile(self, subject: str, as_of: int | None = None, known_at: int | None = None) -> list[Belief]:
         """Everything believed about a subject at an instant, typed beliefs before notes."""
@@ -531,7 +614,9 @@ class Memory:
         assert d is not None
         value = normalize_value(p, d.value_type, d.allowed, value)
         wants = [self._replace_target(r, tl) for r in replaces]
+        key = value_key(value)
 
+        self._preload(s, p, key, tl)
         entry = self._pair(s, p, tl)
         pair = entry.events
         # never share an instant with an event the pair's fold reads: not its own, nor
@@ -540,7 +625,6 @@ class Memory:
             t += 1
         before = entry.beliefs_at(t, tl)
         before_keys = [b.key for b in before]  # each belief's key is worked out once
-        key = value_key(value)
         held = before[before_keys.index(key)] if key in before_keys else None
 
         stored_name = name if (tl.is_merged(name) and tl.canonical(name) == p) else p
@@ -680,7 +764,10 @@ class Memory:
         for x in sorted(tl.excluded_by(p)):
             # the pair's input from the folded-pair cache (the store's when not cached), as it
             # was before the write
-            events = [e for e in self._pair(s, x, tl).events if e.id != statement.id]
+            entry = self._pair(s, x, tl)
+            if not statement.replaces and not entry.carrying(statement.key, tl) and not tl.promotions_into(x, s):
+                continue  # it never held the value, the only one an exclusion withdraws (docs/fold.md)
+            events = [e for e in entry.events if e.id != statement.id]
             after = {b.key for b in fold([*events, statement], s, x, tl, t)}
             out.extend(b for b in fold(events, s, x, tl, t) if b.key not in after and (x, b.key) not in seen)
         return out
@@ -735,7 +822,10 @@ class Memory:
                 preds.add(c)
         out: list[Belief] = []
         for q in sorted(preds - {p}):
-            for b in self._fold_pair(s, q, tl, at):
+            entry = self._pair(s, q, tl)
+            if not entry.carrying(stored.key, tl) and not tl.promotions_into(q, s):
+                continue  # no event of the pair carries the value: it cannot hold it
+            for b in entry.beliefs_at(at, tl):
                 if b.key == stored.key:  # only the same value held elsewhere (docs/memory.md)
                     out.append(b)
         return out

@@ -77,6 +77,9 @@ class Entry:
     # its held values, whose beliefs are not built again (a held value is never changed)
     made: dict[str, tuple[Held, Belief]] = field(default_factory=dict)
     made_under: Timeline | None = None
+    # value key -> the pair's own assertions carrying it, counted under ``keys_under`` when first asked
+    keys: dict[str, int] | None = None
+    keys_under: Timeline | None = None
 
     @classmethod
     def build(cls, subject: str, predicate: str, events: list[Event], others: set[str], tl: Timeline) -> Entry:
@@ -102,8 +105,25 @@ class Entry:
         self.taken.add(ev.observed_at)
         if tl.canonical(ev.predicate) == self.predicate:
             self.own += 1
+            if self.keys is not None and not ev.retraction:
+                if self.keys_under is tl:
+                    self.keys[ev.key] = self.keys.get(ev.key, 0) + 1
+                else:
+                    self.keys = None
         if self.last is None or ev.observed_at > self.last:
             self.last = ev.observed_at
+
+    def carrying(self, key: str, tl: Timeline) -> int:
+        """How many of the pair's own assertions held carry a value of this key. A value
+        none of them carries is never held by the pair, unless a note is promoted into it
+        (the callers check that): only an assertion of the pair makes it hold a value."""
+        if self.keys is None or self.keys_under is not tl:
+            counts: dict[str, int] = {}
+            for ev in self.events:
+                if not ev.retraction and tl.canonical(ev.predicate) == self.predicate:
+                    counts[ev.key] = counts.get(ev.key, 0) + 1
+            self.keys, self.keys_under = counts, tl
+        return self.keys.get(key, 0)
 
     @property
     def crossless(self) -> bool:

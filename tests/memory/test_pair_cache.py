@@ -59,12 +59,24 @@ class FromScratch(Entry):
     def fold_with(self, extra, at, tl):
         return fold([*self.events, *extra], self.subject, self.predicate, tl, at)
 
+    def carrying(self, key, tl):
+        return 1  # never "cannot hold the value": every excluded and related pair is folded
+
 
 class Uncached(Memory):
-    """The engine as it was before the cache: every read and write folds the pair's input afresh."""
+    """The engine as it was before the cache: every read and write folds the pair's input
+    afresh, each pair's input read by its own queries (no batched or shared reads)."""
 
     def _pair(self, subject, predicate, tl):
         return FromScratch.build(subject, predicate, self.pair_input(subject, predicate, tl), set(), tl)
+
+    def _own_inputs(self, subject, preds, tl, own, every):
+        for q in preds:
+            if q not in own:
+                own[q] = self._own_input(subject, q, tl)
+
+    def _preload(self, s, p, key, tl):
+        pass
 
     def _value_predicates(self, subject, keys, tl, *, whole=False):
         return self.store.value_predicates(subject, keys)
@@ -197,6 +209,10 @@ def test_cached_reads_and_writes_equal_a_fold_from_scratch(backend, ops):
             if not tl.knows(q):
                 continue
             events = m.pair_input(s, q, tl)
+            # the batched reads and the subject read give each pair's input exactly as its own reads do
+            plain_input = uncached(cached_store, clock).pair_input(s, q, tl)
+            assert events == plain_input
+            assert m._gather(s, q, tl, {}, cached_store.subject_events(s))[0] == plain_input
             for at in (clock.t, clock.t - 5 * DAY, clock.t - 20 * DAY):
                 assert m._fold_pair(s, q, tl, at) == fold(events, s, q, tl, at)
     # and the names each value is asserted under, kept beside them, equal the store's
