@@ -192,6 +192,7 @@ def speed(n_names: int) -> dict:
     ]
     rng = random.Random(7)
     enc.encode(["warm up"])
+    out["embed_one_huge_pages_mb"] = enc.huge_page_bytes / 2**20  # this process's model (see huge_pages_*)
     out.update(floors(enc, f"{words[0]} {words[1]}"))
     out["embed_one_ms_p50"] = _p50_ms(lambda i: enc.encode([f"{rng.choice(words)} {rng.choice(words)} {i}"]), 50)
     # the same in CPU time: on a shared machine the wall clock also counts the waits for a core

@@ -57,6 +57,9 @@ class Encoder:
         from tokenizers import Tokenizer
 
         self._ort = importlib.import_module(RUNTIME)
+        # the memory the model takes from here on goes on huge pages (``_huge_pages``); taken
+        # before the graph's file is read, whose freed bytes the session's weights may reuse
+        before = _anonymous_regions()
         config = (directory / "config.json").read_bytes()
         cfg = json.loads(config)
         # which weights, tokenizer and graph made a vector: the built graph and the disk cache of
@@ -80,7 +83,6 @@ class Encoder:
         self._lock = threading.Lock()
         model = _built_graph(self.fingerprint, lambda: encoder_graph.build(weights, self._ranges(weights)))
         self._graph_bytes = len(model)
-        before = _anonymous_regions()
         self._run = self._session(model).run
         self.huge_page_bytes = _huge_pages(before)
 
@@ -305,8 +307,8 @@ def _new_parts(after: set[tuple[int, int]], before: set[tuple[int, int]]) -> lis
 
 
 def _huge_pages(before: set[tuple[int, int]]) -> int:
-    """Put the memory the session took while loading (its prepacked int8 weights, about
-    10.6 MB) on 2 MB pages, and say how many bytes were asked for: about 20% less CPU
+    """Put the memory the model took while loading (the session's prepacked int8 weights,
+    about 10.6 MB, among it) on 2 MB pages, and say how many bytes were asked for: about 20% less CPU
     for one name (docs/review-queues.md, "Speed"). Every graph run streams the whole
     weights, and on 4 KB pages each page is a TLB miss and a stop for the prefetcher.
 
@@ -356,11 +358,12 @@ def _built_graph(fingerprint: str, build: Callable[[], bytes]) -> bytes:
         return build()
     path = where.parent / f"encoder-{SPACE}-{fingerprint}.onnx"
     try:
-        raw = path.read_bytes()
-        if hashlib.sha256(raw[32:]).digest() == raw[:32]:
+        with open(path, "rb") as f:  # read in two, so the 11 MB of the graph are never copied
+            digest, body = f.read(32), f.read()
+        if hashlib.sha256(body).digest() == digest:
             with contextlib.suppress(OSError):  # a folder we may read but not write
                 os.utime(path)  # in use: kept by the pruning below
-            return raw[32:]
+            return body
     except OSError:
         pass
     model = build()

@@ -542,6 +542,19 @@ def test_the_loaded_weights_sit_on_huge_pages_unless_turned_off():
         assert got[""][1] > 0
 
 
+@pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="no transparent huge pages here")
+def test_a_model_loaded_again_in_a_process_sits_on_huge_pages_too():
+    # the first session's freed memory raises glibc's mmap threshold, so the second one's
+    # weights land in heap memory taken while its graph's file was read: that counts too
+    code = (
+        "import gc; from recall_engine import sentence; sentence.model().encode(['a', 'b c']); "
+        "sentence.reset(); gc.collect(); print(sentence.model().huge_page_bytes)"
+    )
+    env = {**os.environ, "RECALL_MODEL_HUGE_PAGES": ""}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout) >= 10 << 20
+
+
 def test_huge_pages_are_best_effort(monkeypatch):
     # no /proc (not Linux): nothing asked, nothing raised; and the switch is honoured
     monkeypatch.setattr(sentence, "_anonymous_regions", lambda: set())
