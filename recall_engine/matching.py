@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from . import sentence
 from .registry import Definition
 from .vocabulary import (
     DEFAULT_THRESHOLD,
+    Candidates,
     Match,
     candidate_pairs,
     candidates_of,
@@ -65,10 +68,29 @@ def _matrix(texts: tuple[str, ...]) -> np.ndarray | None:
         hit = sentence.embed_texts(texts) if texts else np.zeros((0, sentence.DIMENSIONS), dtype=np.float32)
         if hit is None:
             return None
-        if len(_matrices) >= 4:
-            _matrices.pop(next(iter(_matrices)))
-        _matrices[texts] = hit
+        _keep(texts, hit)
     return hit
+
+
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """numpy's BLAS on one thread while the encoder's batches run on every core: its other
+    threads wait for work spinning, and took about a second of CPU from a first ``vocab
+    suggest`` (docs/review-queues.md, "Speed")."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    return _blas.limit(limits=1, user_api="blas")
+
+
+_blas: Any = None
+
+
+def _keep(texts: tuple[str, ...], matrix: np.ndarray) -> None:
+    if len(_matrices) >= 4:
+        _matrices.pop(next(iter(_matrices)))
+    _matrices[texts] = matrix
 
 
 _matrices: dict[tuple[str, ...], np.ndarray] = {}
@@ -148,8 +170,8 @@ def near_duplicates(
     veto, which only lower it, so no answer changes."""
     names = sorted(defs)
     items = [defs[n] for n in names]
-    matrix = _matrix(tuple(name_text(n) for n in names))
-    if matrix is None:
+    found = _candidates(names, items, threshold) if sentence.available() else None
+    if found is None:
         pairs = [
             (i, j)
             for i, j in itertools.combinations(range(len(names)), 2)
@@ -157,9 +179,7 @@ def near_duplicates(
         ]
         vectors = None
     else:
-        described_rows = _description_matrix(items)
-        pairs = candidate_pairs(items, matrix, threshold, described_rows)
-        pairs, vectors = _worth_scoring(names, items, pairs, skip, matrix, described_rows, threshold)
+        pairs, vectors = _worth_scoring(names, items, *found, skip, threshold)
     out = []
     for i, j in pairs:
         a, b = names[i], names[j]
@@ -171,13 +191,42 @@ def near_duplicates(
     return out
 
 
+def _candidates(
+    names: list[str], items: list[Definition], threshold: float
+) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray | None] | None:
+    """The candidate pairs (``vocabulary.candidate_pairs``), the names' matrix and the
+    described names' rows (``_description_matrix``); None without the model.
+
+    Names not embedded before are taken as each of the encoder's batches is done
+    (``sentence.embed_as_done``), against those already taken, while the next
+    batches run: a first ``vocab suggest`` keeps both cores busy with the encoder,
+    and its own work fills the gaps (docs/review-queues.md, "Speed")."""
+    described_rows = _description_matrix(items)
+    texts = tuple(name_text(n) for n in names)
+    matrix = _matrices.get(texts)
+    if matrix is not None:
+        return candidate_pairs(items, matrix, threshold, described_rows), matrix, described_rows
+    parts = sentence.embed_as_done(texts)
+    if parts is None:
+        return None
+    matrix = np.zeros((len(names), sentence.DIMENSIONS), dtype=np.float32)
+    found = Candidates(items, threshold, described_rows)
+    pairs = found.same_words()
+    with _one_blas_thread():
+        for positions, vecs in parts:
+            matrix[positions] = vecs
+            pairs.update(found.take(matrix, positions))
+    _keep(texts, matrix)
+    return sorted(pairs), matrix, described_rows
+
+
 def _worth_scoring(
     names: list[str],
     items: list[Definition],
     pairs: list[tuple[int, int]],
-    skip: Collection[tuple[str, str]],
     matrix: np.ndarray,
     described_rows: np.ndarray | None,
+    skip: Collection[tuple[str, str]],
     threshold: float,
 ) -> tuple[list[tuple[int, int]], dict[str, np.ndarray] | None]:
     """The candidate pairs the rule may still put at or above the threshold, and the vectors

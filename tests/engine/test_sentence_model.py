@@ -575,3 +575,28 @@ def test_huge_pages_are_best_effort(monkeypatch):
 )
 def test_the_memory_advised_is_what_loading_took(after, before, new):
     assert sentence._new_parts(after, before) == new
+
+
+def test_embedding_as_batches_are_done_gives_embed_texts_vectors_to_the_bit(monkeypatch):
+    # near_duplicates takes names as each of the encoder's batches is done: each position once,
+    # a text asked twice at both its positions, cached texts too, and the very vectors (bit for
+    # bit) that embed_texts gives the same texts in one call
+    monkeypatch.setenv("RECALL_MODEL_CACHE", "off")
+    texts = [f"{w} {v}" for w in ("customer", "shipping", "voice", "budget") for v in ("tier", "plan", "city")] * 30
+    texts += ["customer tier", "the postal code of the customer's shipping address, as written", "zip"]
+    sentence.reset()
+    try:
+        whole = sentence.embed_texts(texts)
+        sentence.reset()
+        sentence.embed_texts(texts[:5])  # some cached, the rest embedded
+        seen: list[int] = []
+        got = np.zeros_like(whole)
+        parts = sentence.embed_as_done(texts)
+        for positions, vecs in parts:
+            seen += positions
+            got[positions] = vecs
+        assert sorted(seen) == list(range(len(texts)))
+        assert np.array_equal(got, whole)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
