@@ -170,16 +170,17 @@ def near_duplicates(
     veto, which only lower it, so no answer changes."""
     names = sorted(defs)
     items = [defs[n] for n in names]
-    found = _candidates(names, items, threshold) if sentence.available() else None
-    if found is None:
-        pairs = [
-            (i, j)
-            for i, j in itertools.combinations(range(len(names)), 2)
-            if items[i].storage_class == items[j].storage_class
-        ]
-        vectors = None
-    else:
-        pairs, vectors = _worth_scoring(names, items, *found, skip, threshold)
+    with sentence.deferred_writes() as written:  # kept on disk while the rule scores
+        found = _candidates(names, items, threshold) if sentence.available() else None
+        if found is None:
+            pairs = [
+                (i, j)
+                for i, j in itertools.combinations(range(len(names)), 2)
+                if items[i].storage_class == items[j].storage_class
+            ]
+            vectors = None
+        else:
+            pairs, vectors = _worth_scoring(names, items, *found, skip, threshold)
     out = []
     for i, j in pairs:
         a, b = names[i], names[j]
@@ -188,6 +189,7 @@ def near_duplicates(
         s = _pair_score(items[i], items[j], vectors)
         if s >= threshold:
             out.append((a, b, s))
+    written()
     return out
 
 

@@ -470,6 +470,8 @@ class _DiskCache:
     def __init__(self) -> None:
         self._conn: sqlite3.Connection | None = None
         self._tried = False
+        self._lock = threading.Lock()  # one connection; ``deferred_writes`` writes on a thread of its own
+        self._held: list[list[tuple[str, np.ndarray]]] = []  # writes kept for later (``deferred_writes``)
 
     def _open(self) -> sqlite3.Connection | None:
         if self._tried:
@@ -496,6 +498,10 @@ class _DiskCache:
         return self._conn
 
     def get(self, texts: list[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            return self._get(texts)
+
+    def _get(self, texts: list[str]) -> dict[str, np.ndarray]:
         conn = self._open()
         out: dict[str, np.ndarray] = {}
         if conn is None:
@@ -513,6 +519,16 @@ class _DiskCache:
         return out
 
     def put(self, items: list[tuple[str, np.ndarray]]) -> None:
+        if self._held:
+            self._held[-1].extend(items)
+        else:
+            self.write(items)
+
+    def write(self, items: list[tuple[str, np.ndarray]]) -> None:
+        with self._lock:
+            self._put(items)
+
+    def _put(self, items: list[tuple[str, np.ndarray]]) -> None:
         conn = self._open()
         if conn is None or not items:
             return
@@ -527,6 +543,31 @@ class _DiskCache:
 
 
 _disk = _DiskCache()
+
+
+@contextlib.contextmanager
+def deferred_writes() -> Iterator[Callable[[], None]]:
+    """Vectors computed in the block are written to the disk cache once, on a thread of its
+    own, when the block ends; the block gives the function that waits for that write.
+
+    Writing a first ``vocab suggest``'s thousands of vectors (and syncing the file) is
+    I/O the rule's last steps need not wait for (``matching.near_duplicates``); the
+    process cache holds them meanwhile."""
+    disk = _disk
+    disk._held.append([])
+    thread: threading.Thread | None = None
+
+    def wait() -> None:
+        if thread is not None:
+            thread.join()
+
+    try:
+        yield wait
+    finally:
+        items = disk._held.pop()
+        if items:
+            thread = threading.Thread(target=disk.write, args=(items,), name="recall-vector-cache")
+            thread.start()
 
 
 def embed_texts(texts: Iterable[str]) -> np.ndarray | None:

@@ -600,3 +600,31 @@ def test_embedding_as_batches_are_done_gives_embed_texts_vectors_to_the_bit(monk
     finally:
         monkeypatch.undo()
         sentence.reset()
+
+
+def test_writes_deferred_to_the_end_of_a_block_reach_the_disk_cache(monkeypatch, tmp_path):
+    # a first vocab suggest writes its vectors once, on a thread, while the rule scores
+    import sqlite3
+
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    sentence.reset()
+    try:
+
+        def stored() -> set[str]:
+            conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
+            try:
+                return {t for (t,) in conn.execute("SELECT text FROM v")}
+            finally:
+                conn.close()
+
+        with sentence.deferred_writes() as written:
+            v = sentence.embed_texts(["customer tier", "shipping city"])
+            sentence.embed_texts(["voice pitch"])
+            assert stored() == set()  # kept for the end of the block
+        written()
+        assert stored() == {"customer tier", "shipping city", "voice pitch"}
+        sentence.reset()  # a new process reads them back unchanged
+        assert np.array_equal(sentence.embed_texts(["customer tier", "shipping city"]), v)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
