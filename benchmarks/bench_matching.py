@@ -18,7 +18,7 @@ Speed: model load, one name's embedding (p50 after load), scoring one known pair
 labelled pairs' words; as a next process finds them with the disk cache, and warm:
 the process cache holds them), ``vocab suggest`` over the same N names registered
 in a SQLite store (cold: every name embedded, with the texts and tokens it
-embedded; and as a next process finds it), ``remember`` of a registered name under
+embedded, its CPU and the encoder graph's share of it; and as a next process finds it), ``remember`` of a registered name under
 an open vocabulary beside the same with the vocabulary closed (what matching adds),
 ``near_duplicates`` beside the rule over every candidate pair (the way it scored before it
 bounded candidates by all their cosines; CPU time, taken in turn in one run, same answer),
