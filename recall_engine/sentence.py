@@ -80,7 +80,7 @@ class Encoder:
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self._ones = np.ones((1, MAX_TOKENS), dtype=np.int32)  # one text's mask: no padding
         self._plain: _PlainWordPiece | None = None  # built on the first one-text call (see ``ids``)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # held while ``encode_as_done`` hands out batches: its caller may embed too
         model = _built_graph(self.fingerprint, lambda: encoder_graph.build(weights, self._ranges(weights)))
         self._graph_bytes = len(model)
         self._run = self._session(model).run
