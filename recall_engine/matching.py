@@ -12,7 +12,7 @@ decided").
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -171,7 +171,7 @@ def near_duplicates(
     names = sorted(defs)
     items = [defs[n] for n in names]
     with sentence.deferred_writes() as written:  # kept on disk while the rule scores
-        found = _candidates(names, items, threshold) if sentence.available() else None
+        found = _candidates(names, items, threshold, skip) if sentence.available() else None
         if found is None:
             pairs = [
                 (i, j)
@@ -180,7 +180,7 @@ def near_duplicates(
             ]
             vectors = None
         else:
-            pairs, vectors = _worth_scoring(names, items, *found, skip, threshold)
+            pairs, vectors = _worth_scoring(names, items, *found, threshold)
     out = []
     for i, j in pairs:
         a, b = names[i], names[j]
@@ -194,10 +194,11 @@ def near_duplicates(
 
 
 def _candidates(
-    names: list[str], items: list[Definition], threshold: float
-) -> tuple[list[tuple[int, int]], np.ndarray, np.ndarray | None] | None:
-    """The candidate pairs (``vocabulary.candidate_pairs``), the names' matrix and the
-    described names' rows (``_description_matrix``); None without the model.
+    names: list[str], items: list[Definition], threshold: float, skip: Collection[tuple[str, str]]
+) -> tuple[dict[tuple[int, int], tuple[str, str] | None], np.ndarray, np.ndarray | None] | None:
+    """The candidate pairs (``vocabulary.candidate_pairs``) worth bounding (``_worth``), the
+    names' matrix and the described names' rows (``_description_matrix``); None without
+    the model.
 
     Names not embedded before are taken as each of the encoder's batches is done
     (``sentence.embed_as_done``), against those already taken, while the next
@@ -207,38 +208,53 @@ def _candidates(
     texts = tuple(name_text(n) for n in names)
     matrix = _matrices.get(texts)
     if matrix is not None:
-        return candidate_pairs(items, matrix, threshold, described_rows), matrix, described_rows
+        return (
+            _worth(names, candidate_pairs(items, matrix, threshold, described_rows), skip, threshold),
+            matrix,
+            described_rows,
+        )
     parts = sentence.embed_as_done(texts)
     if parts is None:
         return None
     matrix = np.zeros((len(names), sentence.DIMENSIONS), dtype=np.float32)
     found = Candidates(items, threshold, described_rows)
-    pairs = found.same_words()
+    worth = _worth(names, found.same_words(), skip, threshold)
     with _one_blas_thread():
         for positions, vecs in parts:
             matrix[positions] = vecs
-            pairs.update(found.take(matrix, positions))
+            worth.update(_worth(names, found.take(matrix, positions), skip, threshold))
     _keep(texts, matrix)
-    return sorted(pairs), matrix, described_rows
+    return worth, matrix, described_rows
+
+
+def _worth(
+    names: list[str], pairs: Iterable[tuple[int, int]], skip: Collection[tuple[str, str]], threshold: float
+) -> dict[tuple[int, int], tuple[str, str] | None]:
+    """The pairs not skipped whose score needs vectors (the antonym guard's 0 needs none), each
+    with what its names keep of their own (``residual_texts``)."""
+    out = {}
+    for i, j in pairs:
+        a, b = names[i], names[j]
+        if (a, b) in skip or (threshold > 0 and opposite_words(a) != opposite_words(b)):
+            continue
+        out[(i, j)] = residual_texts(a, b)
+    return out
 
 
 def _worth_scoring(
     names: list[str],
     items: list[Definition],
-    pairs: list[tuple[int, int]],
+    worth: dict[tuple[int, int], tuple[str, str] | None],
     matrix: np.ndarray,
     described_rows: np.ndarray | None,
-    skip: Collection[tuple[str, str]],
     threshold: float,
 ) -> tuple[list[tuple[int, int]], dict[str, np.ndarray] | None]:
     """The candidate pairs the rule may still put at or above the threshold, and the vectors
     of every text they read (``texts_for``; what a mixed pair's names keep embedded here)."""
-    pairs = [(i, j) for i, j in pairs if (names[i], names[j]) not in skip]
-    if threshold > 0:  # the antonym guard's 0 needs no vector: nothing of theirs to embed
-        pairs = [(i, j) for i, j in pairs if opposite_words(names[i]) == opposite_words(names[j])]
+    pairs = sorted(worth)
     if not pairs:
         return [], None
-    rests = [residual_texts(names[i], names[j]) for i, j in pairs]
+    rests = [worth[p] for p in pairs]
     named = sorted({i for p in pairs for i in p})
     texts = [name_text(names[i]) for i in named] + [t for r in rests if r for t in r]
     if described_rows is not None:  # (their vectors are the rows of ``described_rows``, cached)
