@@ -613,8 +613,9 @@ def _as_done(enc: Encoder, texts: list[str]) -> Iterator[tuple[list[int], np.nda
         got = [fresh[r] for r in rows]
         done.extend(zip(got, vecs, strict=True))
         yield _spread(where, got, vecs)
-    _cache.update(done)
-    _disk.put(done)
+    if done:
+        _cache.update(done)
+        _disk.put(done)
 
 
 def _spread(where: dict[str, list[int]], got: list[str], vecs: np.ndarray) -> tuple[list[int], np.ndarray]:
