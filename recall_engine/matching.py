@@ -12,7 +12,9 @@ decided").
 from __future__ import annotations
 
 import itertools
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +22,7 @@ from . import sentence
 from .registry import Definition
 from .vocabulary import (
     DEFAULT_THRESHOLD,
+    Candidates,
     Match,
     candidate_pairs,
     candidates_of,
@@ -65,10 +68,29 @@ def _matrix(texts: tuple[str, ...]) -> np.ndarray | None:
         hit = sentence.embed_texts(texts) if texts else np.zeros((0, sentence.DIMENSIONS), dtype=np.float32)
         if hit is None:
             return None
-        if len(_matrices) >= 4:
-            _matrices.pop(next(iter(_matrices)))
-        _matrices[texts] = hit
+        _keep(texts, hit)
     return hit
+
+
+def _one_blas_thread() -> AbstractContextManager[object]:
+    """numpy's BLAS on one thread while the encoder's batches run on every core: its other
+    threads wait for work spinning, and took about a second of CPU from a first ``vocab
+    suggest`` (docs/review-queues.md, "Speed")."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    return _blas.limit(limits=1, user_api="blas")
+
+
+_blas: Any = None
+
+
+def _keep(texts: tuple[str, ...], matrix: np.ndarray) -> None:
+    if len(_matrices) >= 4:
+        _matrices.pop(next(iter(_matrices)))
+    _matrices[texts] = matrix
 
 
 _matrices: dict[tuple[str, ...], np.ndarray] = {}
@@ -148,18 +170,17 @@ def near_duplicates(
     veto, which only lower it, so no answer changes."""
     names = sorted(defs)
     items = [defs[n] for n in names]
-    matrix = _matrix(tuple(name_text(n) for n in names))
-    if matrix is None:
-        pairs = [
-            (i, j)
-            for i, j in itertools.combinations(range(len(names)), 2)
-            if items[i].storage_class == items[j].storage_class
-        ]
-        vectors = None
-    else:
-        described_rows = _description_matrix(items)
-        pairs = candidate_pairs(items, matrix, threshold, described_rows)
-        pairs, vectors = _worth_scoring(names, items, pairs, skip, matrix, described_rows, threshold)
+    with sentence.deferred_writes() as written:  # kept on disk while the rule scores
+        found = _candidates(names, items, threshold, skip) if sentence.available() else None
+        if found is None:
+            pairs = [
+                (i, j)
+                for i, j in itertools.combinations(range(len(names)), 2)
+                if items[i].storage_class == items[j].storage_class
+            ]
+            vectors = None
+        else:
+            pairs, vectors = _worth_scoring(names, items, *found, threshold)
     out = []
     for i, j in pairs:
         a, b = names[i], names[j]
@@ -168,26 +189,72 @@ def near_duplicates(
         s = _pair_score(items[i], items[j], vectors)
         if s >= threshold:
             out.append((a, b, s))
+    written()
+    return out
+
+
+def _candidates(
+    names: list[str], items: list[Definition], threshold: float, skip: Collection[tuple[str, str]]
+) -> tuple[dict[tuple[int, int], tuple[str, str] | None], np.ndarray, np.ndarray | None] | None:
+    """The candidate pairs (``vocabulary.candidate_pairs``) worth bounding (``_worth``), the
+    names' matrix and the described names' rows (``_description_matrix``); None without
+    the model.
+
+    Names not embedded before are taken as each of the encoder's batches is done
+    (``sentence.embed_as_done``), against those already taken, while the next
+    batches run: a first ``vocab suggest`` keeps both cores busy with the encoder,
+    and its own work fills the gaps (docs/review-queues.md, "Speed")."""
+    described_rows = _description_matrix(items)
+    texts = tuple(name_text(n) for n in names)
+    matrix = _matrices.get(texts)
+    if matrix is not None:
+        return (
+            _worth(names, candidate_pairs(items, matrix, threshold, described_rows), skip, threshold),
+            matrix,
+            described_rows,
+        )
+    parts = sentence.embed_as_done(texts)
+    if parts is None:
+        return None
+    matrix = np.zeros((len(names), sentence.DIMENSIONS), dtype=np.float32)
+    found = Candidates(items, threshold, described_rows)
+    worth = _worth(names, found.same_words(), skip, threshold)
+    with _one_blas_thread():
+        for positions, vecs in parts:
+            matrix[positions] = vecs
+            worth.update(_worth(names, found.take(matrix, positions), skip, threshold))
+    _keep(texts, matrix)
+    return worth, matrix, described_rows
+
+
+def _worth(
+    names: list[str], pairs: Iterable[tuple[int, int]], skip: Collection[tuple[str, str]], threshold: float
+) -> dict[tuple[int, int], tuple[str, str] | None]:
+    """The pairs not skipped whose score needs vectors (the antonym guard's 0 needs none), each
+    with what its names keep of their own (``residual_texts``)."""
+    out = {}
+    for i, j in pairs:
+        a, b = names[i], names[j]
+        if (a, b) in skip or (threshold > 0 and opposite_words(a) != opposite_words(b)):
+            continue
+        out[(i, j)] = residual_texts(a, b)
     return out
 
 
 def _worth_scoring(
     names: list[str],
     items: list[Definition],
-    pairs: list[tuple[int, int]],
-    skip: Collection[tuple[str, str]],
+    worth: dict[tuple[int, int], tuple[str, str] | None],
     matrix: np.ndarray,
     described_rows: np.ndarray | None,
     threshold: float,
 ) -> tuple[list[tuple[int, int]], dict[str, np.ndarray] | None]:
     """The candidate pairs the rule may still put at or above the threshold, and the vectors
     of every text they read (``texts_for``; what a mixed pair's names keep embedded here)."""
-    pairs = [(i, j) for i, j in pairs if (names[i], names[j]) not in skip]
-    if threshold > 0:  # the antonym guard's 0 needs no vector: nothing of theirs to embed
-        pairs = [(i, j) for i, j in pairs if opposite_words(names[i]) == opposite_words(names[j])]
+    pairs = sorted(worth)
     if not pairs:
         return [], None
-    rests = [residual_texts(names[i], names[j]) for i, j in pairs]
+    rests = [worth[p] for p in pairs]
     named = sorted({i for p in pairs for i in p})
     texts = [name_text(names[i]) for i in named] + [t for r in rests if r for t in r]
     if described_rows is not None:  # (their vectors are the rows of ``described_rows``, cached)

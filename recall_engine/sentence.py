@@ -29,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,9 @@ class Encoder:
         from tokenizers import Tokenizer
 
         self._ort = importlib.import_module(RUNTIME)
+        # the memory the model takes from here on goes on huge pages (``_huge_pages``); taken
+        # before the graph's file is read, whose freed bytes the session's weights may reuse
+        before = _anonymous_regions()
         config = (directory / "config.json").read_bytes()
         cfg = json.loads(config)
         # which weights, tokenizer and graph made a vector: the built graph and the disk cache of
@@ -77,10 +80,9 @@ class Encoder:
         self.tokenizer.enable_truncation(MAX_TOKENS)
         self._ones = np.ones((1, MAX_TOKENS), dtype=np.int32)  # one text's mask: no padding
         self._plain: _PlainWordPiece | None = None  # built on the first one-text call (see ``ids``)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # held while ``encode_as_done`` hands out batches: its caller may embed too
         model = _built_graph(self.fingerprint, lambda: encoder_graph.build(weights, self._ranges(weights)))
         self._graph_bytes = len(model)
-        before = _anonymous_regions()
         self._run = self._session(model).run
         self.huge_page_bytes = _huge_pages(before)
 
@@ -156,18 +158,29 @@ class Encoder:
         return got if got is not None else self.tokenizer.encode(text).ids
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Unit vectors of texts, (n, 384) float32, in the order given.
-
-        Texts are grouped by token count (so little goes to padding) into batches
-        of about ``_BATCH_ROWS`` tokens. With more than one batch, one thread per
-        core runs them (onnxruntime releases the GIL while it runs)."""
+        """Unit vectors of texts, (n, 384) float32, in the order given (``encode_as_done``)."""
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        if not texts:
-            return out
         if len(texts) == 1:
             with self._lock:
                 out[0] = self._run(None, self._one(self.ids(texts[0])))[0][0]
             return out
+        for rows, vecs in self.encode_as_done(texts):
+            out[rows] = vecs
+        return out
+
+    def encode_as_done(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+        """``encode`` a batch at a time, each as soon as it is done: (positions in
+        ``texts``, their vectors), every position once, in no set order.
+
+        Texts are grouped by token count (so little goes to padding) into batches
+        of about ``_BATCH_ROWS`` tokens. With more than one batch, one thread per
+        core runs them (onnxruntime releases the GIL while it runs), and they go on
+        while the caller works on those already given. A text's batch depends only
+        on the texts asked for, never on the caller's pace."""
+        if len(texts) <= 1:
+            if texts:
+                yield [0], self.encode(texts)
+            return
         encs = self.tokenizer.encode_batch(list(texts))
         order = sorted(range(len(texts)), key=lambda i: len(encs[i].ids))
         batches: list[list[int]] = []
@@ -178,20 +191,20 @@ class Encoder:
             else:
                 batches.append([i])
 
-        def run(rows: list[int]) -> None:
-            out[rows] = self._run(None, self._inputs([encs[i].ids for i in rows]))[0]
+        def run(rows: list[int]) -> tuple[list[int], np.ndarray]:
+            return rows, self._run(None, self._inputs([encs[i].ids for i in rows]))[0]
 
         with self._lock:
             workers = min(_cores(), len(batches), _MAX_THREADS)
             if workers <= 1:
                 for rows in batches:
-                    run(rows)
+                    yield run(rows)
             else:
-                from concurrent.futures import ThreadPoolExecutor
+                from concurrent.futures import ThreadPoolExecutor, as_completed
 
                 with ThreadPoolExecutor(workers) as pool:
-                    list(pool.map(run, batches))
-        return out
+                    for done in as_completed([pool.submit(run, rows) for rows in batches]):
+                        yield done.result()
 
 
 _PUNCTUATION = "".join(chr(c) for c in range(33, 127) if not chr(c).isalnum())
@@ -305,8 +318,8 @@ def _new_parts(after: set[tuple[int, int]], before: set[tuple[int, int]]) -> lis
 
 
 def _huge_pages(before: set[tuple[int, int]]) -> int:
-    """Put the memory the session took while loading (its prepacked int8 weights, about
-    10.6 MB) on 2 MB pages, and say how many bytes were asked for: about 20% less CPU
+    """Put the memory the model took while loading (the session's prepacked int8 weights,
+    about 10.6 MB, among it) on 2 MB pages, and say how many bytes were asked for: about 20% less CPU
     for one name (docs/review-queues.md, "Speed"). Every graph run streams the whole
     weights, and on 4 KB pages each page is a TLB miss and a stop for the prefetcher.
 
@@ -356,11 +369,12 @@ def _built_graph(fingerprint: str, build: Callable[[], bytes]) -> bytes:
         return build()
     path = where.parent / f"encoder-{SPACE}-{fingerprint}.onnx"
     try:
-        raw = path.read_bytes()
-        if hashlib.sha256(raw[32:]).digest() == raw[:32]:
+        with open(path, "rb") as f:  # read in two, so the 11 MB of the graph are never copied
+            digest, body = f.read(32), f.read()
+        if hashlib.sha256(body).digest() == digest:
             with contextlib.suppress(OSError):  # a folder we may read but not write
                 os.utime(path)  # in use: kept by the pruning below
-            return raw[32:]
+            return body
     except OSError:
         pass
     model = build()
@@ -456,6 +470,8 @@ class _DiskCache:
     def __init__(self) -> None:
         self._conn: sqlite3.Connection | None = None
         self._tried = False
+        self._lock = threading.Lock()  # one connection; ``deferred_writes`` writes on a thread of its own
+        self._held: list[list[tuple[str, np.ndarray]]] = []  # writes kept for later (``deferred_writes``)
 
     def _open(self) -> sqlite3.Connection | None:
         if self._tried:
@@ -482,6 +498,10 @@ class _DiskCache:
         return self._conn
 
     def get(self, texts: list[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            return self._get(texts)
+
+    def _get(self, texts: list[str]) -> dict[str, np.ndarray]:
         conn = self._open()
         out: dict[str, np.ndarray] = {}
         if conn is None:
@@ -499,6 +519,16 @@ class _DiskCache:
         return out
 
     def put(self, items: list[tuple[str, np.ndarray]]) -> None:
+        if self._held:
+            self._held[-1].extend(items)
+        else:
+            self.write(items)
+
+    def write(self, items: list[tuple[str, np.ndarray]]) -> None:
+        with self._lock:
+            self._put(items)
+
+    def _put(self, items: list[tuple[str, np.ndarray]]) -> None:
         conn = self._open()
         if conn is None or not items:
             return
@@ -515,26 +545,85 @@ class _DiskCache:
 _disk = _DiskCache()
 
 
+@contextlib.contextmanager
+def deferred_writes() -> Iterator[Callable[[], None]]:
+    """Vectors computed in the block are written to the disk cache once, on a thread of its
+    own, when the block ends; the block gives the function that waits for that write.
+
+    Writing a first ``vocab suggest``'s thousands of vectors (and syncing the file) is
+    I/O the rule's last steps need not wait for (``matching.near_duplicates``); the
+    process cache holds them meanwhile."""
+    disk = _disk
+    disk._held.append([])
+    thread: threading.Thread | None = None
+
+    def wait() -> None:
+        if thread is not None:
+            thread.join()
+
+    try:
+        yield wait
+    finally:
+        items = disk._held.pop()
+        if items:
+            thread = threading.Thread(target=disk.write, args=(items,), name="recall-vector-cache")
+            thread.start()
+
+
 def embed_texts(texts: Iterable[str]) -> np.ndarray | None:
     """Unit vectors of texts, cached (per process and on disk); None when the model cannot load."""
     texts = list(texts)
-    enc = model()
-    if enc is None:
+    parts = embed_as_done(texts)
+    if parts is None:
         return None
-    missing = list(dict.fromkeys(t for t in texts if t not in _cache))
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    for positions, vecs in parts:
+        out[positions] = vecs
+    return out
+
+
+def embed_as_done(texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]] | None:
+    """``embed_texts`` a part at a time, each as soon as it is ready: (positions in
+    ``texts``, their vectors), every position once, in no set order; None when the
+    model cannot load. Cached vectors come first, then each of the encoder's
+    batches as it is done (``Encoder.encode_as_done``), so a caller can work on
+    those while the rest are embedded (``matching.near_duplicates``); the same
+    vectors, to the bit, as ``embed_texts`` gives."""
+    enc = model()
+    return None if enc is None else _as_done(enc, list(texts))
+
+
+def _as_done(enc: Encoder, texts: list[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+    where: dict[str, list[int]] = {}
+    for k, t in enumerate(texts):
+        where.setdefault(t, []).append(k)
+    ready = {t: v for t in where if (v := _cache.get(t)) is not None}
+    missing = [t for t in where if t not in ready]
+    if len(_cache) + len(missing) > _CACHE_LIMIT:
+        _cache.clear()
     if missing:
-        if len(_cache) + len(missing) > _CACHE_LIMIT:
-            _cache.clear()
         known = _disk.get(missing)
+        ready.update(known)
         _cache.update(known)
-        fresh = [t for t in missing if t not in known]
-        if fresh:
-            vecs = enc.encode(fresh)
-            _cache.update(zip(fresh, vecs, strict=False))
-            _disk.put(list(zip(fresh, vecs, strict=False)))
-    if not texts:
-        return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    return np.stack([_cache[t] for t in texts])
+    if ready:
+        yield _spread(where, list(ready), np.stack(list(ready.values())))
+    fresh = [t for t in missing if t not in ready]
+    done: list[tuple[str, np.ndarray]] = []
+    for rows, vecs in enc.encode_as_done(fresh):
+        got = [fresh[r] for r in rows]
+        done.extend(zip(got, vecs, strict=True))
+        yield _spread(where, got, vecs)
+    if done:
+        _cache.update(done)
+        _disk.put(done)
+
+
+def _spread(where: dict[str, list[int]], got: list[str], vecs: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """The positions of texts ``got`` (a text asked for twice has two) and a vector for each."""
+    if all(len(where[t]) == 1 for t in got):
+        return [where[t][0] for t in got], vecs
+    pairs = [(p, r) for r, t in enumerate(got) for p in where[t]]
+    return [p for p, _ in pairs], vecs[[r for _, r in pairs]]
 
 
 def vectors(texts: Iterable[str]) -> dict[str, np.ndarray] | None:

@@ -772,51 +772,83 @@ def described(description: str) -> bool:
     return _described(description)
 
 
+class Candidates:
+    """Which index pairs (i < j, one storage class) of ``defs`` may score at or above
+    ``threshold`` (``candidate_pairs``), some names at a time.
+
+    ``descriptions`` holds each definition's ``definition_text`` vector, for the
+    described ones (other rows are ignored). Pairs whose ``score_bounds`` fall below
+    the threshold are left out; names with the same words are always candidates
+    (``same_words``, no vector read). ``take(matrix, new)`` gives the pairs of a name in
+    ``new`` with one taken before or in ``new``, from one matrix product of those rows: it
+    reads no other row of the matrix, so names can be taken as their vectors come
+    (``matching.near_duplicates``), and over all of them each pair is given once."""
+
+    def __init__(self, defs: list[Definition], threshold: float, descriptions: np.ndarray | None = None):
+        self.defs, self.threshold, self.descriptions = defs, threshold, descriptions
+        kinds = {c: k for k, c in enumerate(sorted({d.storage_class for d in defs}))}
+        self.classes = np.array([kinds[d.storage_class] for d in defs], dtype=np.int64)
+        self.has = np.array([described(d.description) for d in defs], dtype=bool) if descriptions is not None else None
+        # Without descriptions the loose bound (every pair mixed) is (2 * cos + 1) / 3 + rounding:
+        # it reaches the threshold exactly when cos reaches ``floor`` (a hair lower, so no pair the
+        # bound keeps is lost; the tight bound below decides), one comparison instead of a bound.
+        self.floor = np.float32((3 * (threshold - _ROUNDING) - 1) / 2 - 1e-6)
+        self._taken = np.zeros(len(defs), dtype=bool)
+        self._fresh = np.zeros(len(defs), dtype=bool)
+
+    def same_words(self) -> set[tuple[int, int]]:
+        out: set[tuple[int, int]] = set()
+        for members in _same_word_groups(self.defs):
+            out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
+        return out
+
+    def take(self, matrix: np.ndarray, new: Sequence[int]) -> list[tuple[int, int]]:
+        """The pairs (i < j) of a name in ``new`` with one taken before or in ``new``; those
+        names are taken. Only their rows and those of names taken before are read."""
+        out: list[tuple[int, int]] = []
+        for start in range(0, len(new), CANDIDATE_BLOCK):
+            block = np.asarray(new[start : start + CANDIDATE_BLOCK], dtype=np.int64)
+            self._fresh[block] = True
+            out += self._among(matrix, block)
+            self._taken[block] = True
+            self._fresh[block] = False
+        return out
+
+    def _among(self, matrix: np.ndarray, new: np.ndarray) -> list[tuple[int, int]]:
+        defs, threshold, descriptions, has, fresh = self.defs, self.threshold, self.descriptions, self.has, self._fresh
+        cols = np.flatnonzero(self._taken | fresh)
+        cos = matrix[new] @ matrix[cols].T  # row r is name new[r], column c name cols[c]
+        dcos = None
+        if descriptions is not None and has is not None and has[new].any():
+            dcos = descriptions[new] @ descriptions[cols].T
+            dcos[~(has[new, None] & has[None, cols])] = np.nan
+            rows, at = np.nonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
+        else:
+            rows, at = np.nonzero(cos >= self.floor)
+        i, j = new[rows], cols[at]
+        keep = (~fresh[j] | (j < i)) & (self.classes[i] == self.classes[j])  # two new names: once
+        rows, at, i, j = rows[keep], at[keep], i[keep], j[keep]
+        first, second = np.minimum(i, j).tolist(), np.maximum(i, j).tolist()
+        tight = tight_bounds(
+            [defs[a].name for a in first],
+            [defs[b].name for b in second],
+            cos[rows, at],
+            None if dcos is None else dcos[rows, at],
+        )
+        return [p for p, ok in zip(zip(first, second, strict=True), (tight >= threshold).tolist(), strict=True) if ok]
+
+
+CANDIDATE_BLOCK = 1024  # names at a time (``Candidates.take``): one product of at most 1024 x n cosines
+
+
 def candidate_pairs(
     defs: list[Definition], matrix: np.ndarray, threshold: float, descriptions: np.ndarray | None = None
 ) -> list[tuple[int, int]]:
-    """Index pairs (i < j, one storage class) that may score at or above ``threshold``.
-
-    ``matrix`` holds each definition's ``name_text`` vector (unit rows);
-    ``descriptions`` each one's ``definition_text`` vector, for the described ones
-    (other rows are ignored). Pairs whose ``score_bounds`` fall below the threshold
-    are left out; names with the same words are always candidates. One matrix
-    product per block of names: thousands of names cost no pairwise Python loop."""
-    n = len(defs)
-    out: set[tuple[int, int]] = set()
-    for members in _same_word_groups(defs):
-        out.update((members[a], members[b]) for a in range(len(members)) for b in range(a + 1, len(members)))
-    kinds = {c: k for k, c in enumerate(sorted({d.storage_class for d in defs}))}
-    classes = np.array([kinds[d.storage_class] for d in defs], dtype=np.int64)
-    has = np.array([described(d.description) for d in defs], dtype=bool) if descriptions is not None else None
-    # Without descriptions the loose bound (every pair mixed) is (2 * cos + 1) / 3 + rounding:
-    # it reaches the threshold exactly when cos reaches ``floor`` (a hair lower, so no pair the
-    # bound keeps is lost; the tight bound below decides), one comparison instead of a bound.
-    floor = np.float32((3 * (threshold - _ROUNDING) - 1) / 2 - 1e-6)
-    block = 1024
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        # only pairs i < j: the rows of this block against themselves and every later name
-        cos = matrix[start:stop] @ matrix[start:].T
-        dcos = None
-        if descriptions is not None and has is not None and has[start:stop].any():
-            dcos = descriptions[start:stop] @ descriptions[start:].T
-            dcos[~(has[start:stop, None] & has[None, start:])] = np.nan
-            rows, cols = np.nonzero(score_bounds(cos, dcos) >= threshold)  # loose: every pair mixed
-        else:
-            rows, cols = np.nonzero(cos >= floor)
-        cols += start
-        keep = (rows + start < cols) & (classes[rows + start] == classes[cols])
-        rows, cols = rows[keep], cols[keep]
-        tight = tight_bounds(
-            [defs[i + start].name for i in rows.tolist()],
-            [defs[j].name for j in cols.tolist()],
-            cos[rows, cols - start],
-            None if dcos is None else dcos[rows, cols - start],
-        )
-        ok = tight >= threshold
-        out.update(zip((rows[ok] + start).tolist(), cols[ok].tolist(), strict=True))
-    return sorted(out)
+    """Index pairs (i < j, one storage class) that may score at or above ``threshold``
+    (``Candidates``), sorted: one matrix product per block of names, so thousands of
+    names cost no pairwise Python loop."""
+    c = Candidates(defs, threshold, descriptions)
+    return sorted(c.same_words().union(c.take(matrix, range(len(defs)))))
 
 
 @dataclass(frozen=True, slots=True)

@@ -542,6 +542,19 @@ def test_the_loaded_weights_sit_on_huge_pages_unless_turned_off():
         assert got[""][1] > 0
 
 
+@pytest.mark.skipif(_thp_mode() not in ("madvise", "always"), reason="no transparent huge pages here")
+def test_a_model_loaded_again_in_a_process_sits_on_huge_pages_too():
+    # the first session's freed memory raises glibc's mmap threshold, so the second one's
+    # weights land in heap memory taken while its graph's file was read: that counts too
+    code = (
+        "import gc; from recall_engine import sentence; sentence.model().encode(['a', 'b c']); "
+        "sentence.reset(); gc.collect(); print(sentence.model().huge_page_bytes)"
+    )
+    env = {**os.environ, "RECALL_MODEL_HUGE_PAGES": ""}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout) >= 10 << 20
+
+
 def test_huge_pages_are_best_effort(monkeypatch):
     # no /proc (not Linux): nothing asked, nothing raised; and the switch is honoured
     monkeypatch.setattr(sentence, "_anonymous_regions", lambda: set())
@@ -562,3 +575,57 @@ def test_huge_pages_are_best_effort(monkeypatch):
 )
 def test_the_memory_advised_is_what_loading_took(after, before, new):
     assert sentence._new_parts(after, before) == new
+
+
+def test_embedding_as_batches_are_done_gives_embed_texts_vectors_to_the_bit(monkeypatch):
+    # near_duplicates takes names as each of the encoder's batches is done: each position once,
+    # a text asked twice at both its positions, cached texts too, and the very vectors (bit for
+    # bit) that embed_texts gives the same texts in one call
+    monkeypatch.setenv("RECALL_MODEL_CACHE", "off")
+    texts = [f"{w} {v}" for w in ("customer", "shipping", "voice", "budget") for v in ("tier", "plan", "city")] * 30
+    texts += ["customer tier", "the postal code of the customer's shipping address, as written", "zip"]
+    sentence.reset()
+    try:
+        whole = sentence.embed_texts(texts)
+        sentence.reset()
+        sentence.embed_texts(texts[:5])  # some cached, the rest embedded
+        seen: list[int] = []
+        got = np.zeros_like(whole)
+        parts = sentence.embed_as_done(texts)
+        for positions, vecs in parts:
+            seen += positions
+            got[positions] = vecs
+            assert sentence.model().encode(["zip"]).shape == (1, sentence.DIMENSIONS)  # may embed meanwhile
+        assert sorted(seen) == list(range(len(texts)))
+        assert np.array_equal(got, whole)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
+
+
+def test_writes_deferred_to_the_end_of_a_block_reach_the_disk_cache(monkeypatch, tmp_path):
+    # a first vocab suggest writes its vectors once, on a thread, while the rule scores
+    import sqlite3
+
+    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    sentence.reset()
+    try:
+
+        def stored() -> set[str]:
+            conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
+            try:
+                return {t for (t,) in conn.execute("SELECT text FROM v")}
+            finally:
+                conn.close()
+
+        with sentence.deferred_writes() as written:
+            v = sentence.embed_texts(["customer tier", "shipping city"])
+            sentence.embed_texts(["voice pitch"])
+            assert stored() == set()  # kept for the end of the block
+        written()
+        assert stored() == {"customer tier", "shipping city", "voice pitch"}
+        sentence.reset()  # a new process reads them back unchanged
+        assert np.array_equal(sentence.embed_texts(["customer tier", "shipping city"]), v)
+    finally:
+        monkeypatch.undo()
+        sentence.reset()

@@ -290,7 +290,7 @@ def test_candidate_pairs_over_several_blocks_is_every_pair_the_bound_keeps():
 
     import numpy as np
 
-    from recall_engine.vocabulary import _same_word_groups, candidate_pairs, score_bounds, tight_bounds
+    from recall_engine.vocabulary import Candidates, _same_word_groups, candidate_pairs, score_bounds, tight_bounds
 
     rng = random.Random(3)
     words = sorted({w for p in load_pairs() for x in (p["a"], p["b"]) for w in x.split("_")})
@@ -324,6 +324,18 @@ def test_candidate_pairs_over_several_blocks_is_every_pair_the_bound_keeps():
             want = {(int(a), int(b)) for a, b, t in zip(i, j, tight, strict=True) if t >= threshold}
             got = set(candidate_pairs(defs, matrix, threshold, descriptions))
             assert len(want) > 1000
+            # names taken in any order and any number at a time (as the encoder's batches are
+            # done) give the same pairs, each once
+            taker = Candidates(defs, threshold, descriptions)
+            order = list(range(len(defs)))
+            rng.shuffle(order)
+            taken: list[tuple[int, int]] = []
+            at = 0
+            while at < len(order):
+                step = rng.choice((1, 7, 130, 1500))
+                taken += taker.take(matrix, order[at : at + step])
+                at += step
+            assert len(taken) == len(set(taken)) and set(taken) | taker.same_words() == got
             # names with the same words are always candidates, whatever their vectors
             grouped = {
                 (g[a], g[b]) for g in _same_word_groups(defs) for a in range(len(g)) for b in range(a + 1, len(g))
@@ -492,7 +504,7 @@ def _generated(count: int, seed: int) -> dict[str, Definition]:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_near_duplicates_gives_the_pairs_and_scores_of_the_rule_over_every_pair(seed):
+def test_near_duplicates_gives_the_pairs_and_scores_of_the_rule_over_every_pair(seed, monkeypatch):
     # near_duplicates scores only the candidates whose bound from all their cosines reaches
     # the threshold (or whose words are the same); over generated names with antonyms,
     # spellings, light words and descriptions (veto and agreement) its answer must be the
@@ -518,6 +530,20 @@ def test_near_duplicates_gives_the_pairs_and_scores_of_the_rule_over_every_pair(
     few = names[:60]
     every_few = [x for x in scores if x[0] in few and x[1] in few]
     assert matching.near_duplicates({n: defs[n] for n in few}, 0.0) == every_few
+    # a first run (nothing cached: names taken as the encoder's batches are done) gives the
+    # rule's answer over every pair with the vectors it made
+    monkeypatch.setenv("RECALL_MODEL_CACHE", "off")
+    sentence.reset()
+    matching._matrices.clear()
+    try:
+        first = matching.near_duplicates(defs, DEFAULT_THRESHOLD)
+        vectors = sentence.vectors(
+            t for a, b in every for t in texts_for(a, b, defs[a].description, defs[b].description)
+        )
+        assert first == [(a, b, s) for a, b in every if (s := rule(defs[a], defs[b], vectors)) >= DEFAULT_THRESHOLD]
+    finally:
+        monkeypatch.undo()
+        sentence.reset()
     assert any(s == 0 for _, _, s in every_few)
     # the generated names exercise each step the fast path must keep: near pairs the guard
     # or a description's veto keeps below the threshold, and names one spelling apart
