@@ -120,41 +120,48 @@ def _nodes(app: Any) -> Iterator[Any]:
         yield from screen.walk_children(with_self=True)
 
 
-def quiet(app: Any) -> bool:
-    """The UI thread has nothing left to do: no message or callback waits in any node of any screen, no
-    table waits to size its rows, and the screen has no layout, scroll, repaint or recompose pending (so
-    what a screenshot shows is what the widgets hold)."""
-    screen = app.screen
-    if (
+def _queued(app: Any) -> bool:
+    """A message or callback waits in some node of some screen, or a table waits to size its new rows."""
+    for node in _nodes(app):
+        if not node._message_queue.empty() or node._next_callbacks:
+            return True
+        if getattr(node, "_require_update_dimensions", False):  # a DataTable sizes new rows when idle
+            return True
+    return False
+
+
+def _undrawn(screen: Any) -> bool:
+    """The screen has a layout, scroll, repaint or recompose pending (drawn on its 60 Hz timer)."""
+    return bool(
         screen._layout_required
         or screen._scroll_required
         or screen._repaint_required
         or screen._recompose_required
         or screen._dirty_widgets
         or screen._callbacks
-    ):
-        return False
-    for node in _nodes(app):
-        if not node._message_queue.empty() or node._next_callbacks:
-            return False
-        if getattr(node, "_require_update_dimensions", False):  # a DataTable sizes new rows when idle
-            return False
-    return True
+    )
+
+
+def quiet(app: Any) -> bool:
+    """The UI thread has nothing left to do: nothing ``_queued`` and nothing ``_undrawn``, so what a
+    screenshot shows is what the widgets hold."""
+    return not _undrawn(app.screen) and not _queued(app)
 
 
 async def settle(pilot: Any, timeout: float = 120.0) -> None:
     """Until the UI thread is ``quiet``: every message queued so far, and every message those queued, handled,
-    and the screen drawn. ``pilot.pause(0)`` handles what is queued, then draws the screen."""
+    and the screen drawn. Polls the app's state; the short sleep only lets the screen's draw timer come round
+    without spinning."""
     app = pilot.app
     deadline = time.monotonic() + timeout
+    await asyncio.sleep(0)
     while True:
-        await pilot.pause(0)
-        await app.animator.wait_until_complete()
+        await app.animator.wait_until_complete()  # a tab's underline slides to the tab just shown
         if quiet(app):
             return
         if time.monotonic() > deadline:
             raise AssertionError("the UI never went quiet")
-        await pilot.pause(0.005)
+        await asyncio.sleep(0 if _queued(app) else 0.002)
 
 
 def key_event(key: str) -> events.Key:
