@@ -102,16 +102,19 @@ def steady(app: Any) -> Any:
 
 
 async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 120.0, what: str = "") -> Any:
-    """Pause until ``condition()`` is truthy (workers report back through messages). The timeout only
-    turns a hang into a failure: it is generous, so a busy machine never trips it."""
+    """Poll until ``condition()`` is truthy (workers report back through messages), then ``settle``: what
+    the result set going (a focus move, a redraw) is done before the test goes on. Between polls the event
+    loop runs the app; the poll only sleeps, so the main thread leaves the GIL to the worker it waits for.
+    The timeout only turns a hang into a failure: it is generous, so a busy machine never trips it."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
+            await settle(pilot)
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or condition}")
-        await pilot.pause(0.01)
+        await asyncio.sleep(0.01)
 
 
 def _nodes(app: Any) -> Iterator[Any]:
