@@ -32,10 +32,10 @@ FIXED_NOW = parse_instant("2026-11-15T12:00:00Z")
 SIZE = (120, 40)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def _frozen_heap() -> Iterator[None]:
     yield
-    gc.unfreeze()  # the rest of the suite collects as usual
+    gc.unfreeze()  # after tests/tui, the rest of the suite collects as usual
 
 
 @pytest.fixture(autouse=True)
