@@ -9,15 +9,19 @@ every screen are the same on every run.
 from __future__ import annotations
 
 import asyncio
+import gc
 import html
 import re
 import shutil
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from textual import events
+from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 
 from recall_admin.demo import build_demo
 from recall_admin.session import Session
@@ -26,6 +30,22 @@ from recall_engine.storage import open_backend
 
 FIXED_NOW = parse_instant("2026-11-15T12:00:00Z")
 SIZE = (120, 40)
+
+
+@pytest.fixture(scope="package")
+def _frozen_heap() -> Iterator[None]:
+    yield
+    gc.unfreeze()  # after tests/tui, the rest of the suite collects as usual
+
+
+@pytest.fixture(autouse=True)
+def young_heap(_frozen_heap: None) -> None:
+    """Each test's cycle collections scan only what the test makes. What earlier tests left alive (modules,
+    Textual's and Rich's caches) is frozen out of them, as the app does after its first screen (``tune_gc``;
+    tests pass ``tune_gc=False`` so that the app leaves the process's thresholds alone). Without this, every
+    full collection walks all of it, and more of it with each test."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")
@@ -82,16 +102,92 @@ def steady(app: Any) -> Any:
 
 
 async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 120.0, what: str = "") -> Any:
-    """Pause until ``condition()`` is truthy (workers report back through messages). The timeout only
-    turns a hang into a failure: it is generous, so a busy machine never trips it."""
+    """Poll until ``condition()`` is truthy (workers report back through messages), then ``settle``: what
+    the result set going (a focus move, a redraw) is done before the test goes on. Between polls the event
+    loop runs the app; the poll only sleeps, so the main thread leaves the GIL to the worker it waits for.
+    The timeout only turns a hang into a failure: it is generous, so a busy machine never trips it."""
     deadline = time.monotonic() + timeout
     while True:
         value = condition()
         if value:
+            await settle(pilot)
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or condition}")
-        await pilot.pause(0.02)
+        await asyncio.sleep(0.01)
+
+
+def _nodes(app: Any) -> Iterator[Any]:
+    yield app
+    for screen in app.screen_stack:
+        yield from screen.walk_children(with_self=True)
+
+
+def _queued(app: Any) -> bool:
+    """A message or callback waits in some node of some screen, or a table waits to size its new rows."""
+    for node in _nodes(app):
+        if not node._message_queue.empty() or node._next_callbacks:
+            return True
+        if getattr(node, "_require_update_dimensions", False):  # a DataTable sizes new rows when idle
+            return True
+    return False
+
+
+def _undrawn(screen: Any) -> bool:
+    """The screen has a layout, scroll, repaint or recompose pending (drawn on its 60 Hz timer)."""
+    return bool(
+        screen._layout_required
+        or screen._scroll_required
+        or screen._repaint_required
+        or screen._recompose_required
+        or screen._dirty_widgets
+        or screen._callbacks
+    )
+
+
+def quiet(app: Any) -> bool:
+    """The UI thread has nothing left to do: nothing ``_queued`` and nothing ``_undrawn``, so what a
+    screenshot shows is what the widgets hold."""
+    return not _undrawn(app.screen) and not _queued(app)
+
+
+async def settle(pilot: Any, timeout: float = 120.0) -> None:
+    """Until the UI thread is ``quiet``: every message queued so far, and every message those queued, handled,
+    and the screen drawn. Polls the app's state; the short sleep only lets the screen's draw timer come round
+    without spinning."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    await asyncio.sleep(0)
+    while True:
+        await app.animator.wait_until_complete()  # a tab's underline slides to the tab just shown
+        if quiet(app):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("the UI never went quiet")
+        await asyncio.sleep(0 if _queued(app) else 0.002)
+
+
+def key_event(key: str) -> events.Key:
+    """The Key event Textual's own Pilot.press sends for ``key`` (a name such as "tab", or a character)."""
+    if len(key) == 1 and not key.isalnum():
+        key = _character_to_key(key)
+    try:
+        char: str | None = unicodedata.lookup(_get_unicode_name_from_key(REPLACED_KEYS.get(key, key)))
+    except KeyError:
+        char = key if len(key) == 1 else None
+    return events.Key(key, char)
+
+
+async def press(pilot: Any, *keys: str) -> None:
+    """Press keys one at a time: each is handled, with everything it set going in the UI thread (a focus
+    move, a message to a view), before the next is sent. ``Pilot.press`` moves on once the process *looks*
+    idle (its CPU time stood still for 20 ms), which a busy machine fools: keys then queue up behind each
+    other, and one lands before the focus it was meant for has moved (a digit typed for a field switches
+    the view instead)."""
+    app = pilot.app
+    for key in keys:
+        app.post_message(key_event(key))
+        await settle(pilot)
 
 
 async def ready(pilot: Any) -> None:
@@ -105,26 +201,23 @@ async def ready(pilot: Any) -> None:
             return False
 
     await wait_for(pilot, shown, what="first screen")
-    await pilot.pause()
+    await settle(pilot)
 
 
-async def idle(pilot: Any) -> None:
+async def idle(pilot: Any, timeout: float = 120.0) -> None:
     """The app has settled: every service call finished and its result was handled (``app.settled``), no
-    worker runs, and the screen draws the same twice in a row (the footer's keys follow a refresh). It
-    waits on the app's own state, never on time."""
+    worker runs, and the UI thread is ``quiet`` (the screen shows what the widgets hold). It waits on the
+    app's own state, never on time."""
     app = pilot.app
-    previous = None
-    for _ in range(200):
-        await pilot.pause()
+    deadline = time.monotonic() + timeout
+    while True:
         await app.workers.wait_for_complete()
-        await pilot.wait_for_scheduled_animations()
-        if not app.settled or any(w.is_running for w in app.workers):
-            continue
-        shot = app.export_screenshot()
-        if shot == previous:
+        await settle(pilot, timeout)
+        if app.settled and not any(w.is_running for w in app.workers) and quiet(app):
             return
-        previous = shot
-    raise AssertionError("the app never settled")
+        if time.monotonic() > deadline:
+            raise AssertionError("the app never settled")
+        await pilot.pause(0.01)
 
 
 def screen_text(app: Any) -> str:

@@ -12,7 +12,7 @@ from recall_admin.plans import read_plan
 from recall_tui.actions import ACTIONS
 from recall_tui.screens.form import FormScreen, field_label
 
-from .conftest import FIXED_NOW, SIZE, idle, ready, run, screen_text, steady, wait_for
+from .conftest import FIXED_NOW, SIZE, idle, press, ready, run, screen_text, steady, wait_for
 from .test_flows import palette_first, staged, submit_form
 
 
@@ -20,13 +20,13 @@ async def confirm_apply(pilot: Any) -> None:
     """Apply, then answer yes once the question is on screen (a key pressed before it would go elsewhere)."""
     from recall_tui.screens.confirm import ConfirmScreen
 
-    await pilot.press("A")
+    await press(pilot, "A")
     await wait_for(
         pilot,
         lambda: isinstance(pilot.app.screen, ConfirmScreen) and pilot.app.screen.query("#yes"),
         what="the confirmation",
     )
-    await pilot.press("y")
+    await press(pilot, "y")
 
 
 def summary_text(tray: Any) -> str:
@@ -41,7 +41,7 @@ def summary_text(tray: Any) -> str:
 
 
 async def registry(pilot: Any) -> Any:
-    await pilot.press("5")
+    await press(pilot, "5")
     view = pilot.app.main.view("registry")
     await wait_for(pilot, lambda: view.all_predicates and view.findings is not None, what="the registry")
     return view
@@ -51,7 +51,7 @@ async def define(pilot: Any, name: str) -> Any:
     app = pilot.app
     await registry(pilot)
     before = len(app.main.view("plan").entries)
-    await pilot.press("d")
+    await press(pilot, "d")
     await submit_form(pilot, name=name, description="a test predicate", reason="testing")
     tray = app.main.view("plan")
     await wait_for(pilot, lambda: len(tray.entries) == before + 1 and not tray.busy and tray.preview, what="preview")
@@ -64,7 +64,7 @@ def test_store_text_is_shown_as_text_and_escape_sequences_never_reach_the_termin
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             app.memory.remember("user", "likes", "\x1b[31mred[/b] [link=x]", at=FIXED_NOW - 10)
-            await pilot.press("ctrl+r")
+            await press(pilot, "ctrl+r")
             pairs = app.main.view("pairs")
             await wait_for(pilot, lambda: any("red" in str(r.values) for r in pairs.rows), what="the new value")
             await idle(pilot)
@@ -89,7 +89,7 @@ def test_read_only_disables_staging_and_apply_with_a_visible_reason(store_url: s
             assert "read-only" in str(app.main.query_one("#plan-badge").render())
             await registry(pilot)
             position = app.memory.store.position()
-            await pilot.press("d")  # disabled: no form opens
+            await press(pilot, "d")  # disabled: no form opens
             await idle(pilot)
             assert not isinstance(app.screen, FormScreen)
             # the palette runs the same rows: staging stays off there too
@@ -99,10 +99,10 @@ def test_read_only_disables_staging_and_apply_with_a_visible_reason(store_url: s
                 await idle(pilot)
                 assert not isinstance(app.screen, FormScreen), action
             await conflicts(pilot)
-            await pilot.press("d")
+            await press(pilot, "d")
             await idle(pilot)
             assert not isinstance(app.screen, FormScreen)
-            await pilot.press("7")
+            await press(pilot, "7")
             await idle(pilot)
             assert app.main.query_one("#plan-apply", Button).disabled
             shot = screen_text(app)
@@ -119,14 +119,14 @@ def test_brackets_step_pairs_right_after_choosing_a_subject_in_the_filter(make_a
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("f", *"alice", "enter")
+            await press(pilot, "f", *"alice", "enter")
             pairs = app.main.view("pairs")
             await wait_for(pilot, lambda: pairs.subject == "alice" and app.main.predicate, what="alice's pairs")
             first = app.main.predicate
-            await pilot.press("right_square_bracket")
+            await press(pilot, "right_square_bracket")
             await wait_for(pilot, lambda: app.main.predicate != first, what="the next pair")
             assert app.main.predicate == pairs.rows[1].predicate
-            await pilot.press("left_square_bracket")
+            await press(pilot, "left_square_bracket")
             await wait_for(pilot, lambda: app.main.predicate == first, what="back")
 
     run(scenario())
@@ -160,7 +160,7 @@ def test_registry_filters_by_name_and_the_log_by_operator(make_app: Any) -> None
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             view = await registry(pilot)
-            await pilot.press("f", *"editor")
+            await press(pilot, "f", *"editor")
             await wait_for(pilot, lambda: view.query_text == "editor", what="the filter")
             assert view.predicates and all(
                 "editor" in p["name"] or any("editor" in m for m in p["merged"]) for p in view.predicates
@@ -181,14 +181,14 @@ def test_a_lint_finding_stages_the_merge_it_suggests_and_the_merged_name_reads_a
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             view = await registry(pilot)
-            await pilot.press("greater_than_sign", "greater_than_sign")
+            await press(pilot, "greater_than_sign", "greater_than_sign")
             index = next(i for i, f in enumerate(view.findings) if f["code"] == "near_duplicate")
             view.query_one("#lint-table", DataTable).move_cursor(row=index)
             await idle(pilot)
             detail = str(view.query_one("#lint-detail").render())
             assert "editor_preference and prefers_editor look like one predicate" in detail
             assert "suggested: merge into prefers_editor, as prefers_editor is declared in a registry file" in detail
-            await pilot.press("x")
+            await press(pilot, "x")
             await submit_form(pilot, reason="one predicate")
             tray = await staged(pilot)
             # the suggested direction: into the name declared in a registry file
@@ -227,13 +227,13 @@ def test_save_a_plan_to_a_file_and_apply_a_plan_file(make_app: Any, tmp_path: Pa
             await ready(pilot)
             tray = await define(pilot, "from_a_file")
             planned = tray.preview.plan.id
-            await pilot.press("S")
+            await press(pilot, "S")
             await submit_form(pilot, path=str(path))
             await wait_for(pilot, lambda: path.exists(), what="the file")
             assert read_plan(path).id == planned
-            await pilot.press("D")
+            await press(pilot, "D")
             await wait_for(pilot, lambda: not tray.entries, what="discarded")
-            await pilot.press("O")
+            await press(pilot, "O")
             await submit_form(pilot, path=str(path))
             await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the file's preview")
             assert tray.preview.plan.id == planned
@@ -249,9 +249,9 @@ def test_promote_notes_by_regex_defining_the_predicate_in_the_same_plan(make_app
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign", "greater_than_sign")
             await wait_for(pilot, lambda: app.main.view("notes").notes, what="notes")
-            await pilot.press("r")
+            await press(pilot, "r")
             await submit_form(
                 pilot, match=r"(?:my shell is|I use) (?P<value>\w+)", predicate="login_shell", reason="shells"
             )
@@ -275,11 +275,11 @@ def test_revert_an_applied_plan_from_the_registry_log(make_app: Any) -> None:
             await confirm_apply(pilot)
             await wait_for(pilot, lambda: not tray.entries, what="the apply")
             view = await registry(pilot)
-            await pilot.press("greater_than_sign")
+            await press(pilot, "greater_than_sign")
             await wait_for(pilot, lambda: any(c["name"] == "to_revert" for c in view.changes), what="the log")
             index = next(i for i, c in enumerate(view.changes) if c["name"] == "to_revert")
             view.query_one("#registry-log", DataTable).move_cursor(row=index)
-            await pilot.press("u")
+            await press(pilot, "u")
             await submit_form(pilot, reason="defined by mistake")
             await wait_for(
                 pilot,
@@ -295,7 +295,7 @@ def test_revert_an_applied_plan_from_the_registry_log(make_app: Any) -> None:
             assert [(w.reason, w.operator) for w in withdraw] == [("defined by mistake", "tester")]
             # the log entry says who planned, who applied and what withdrew it
             view = await registry(pilot)
-            await pilot.press("greater_than_sign")
+            await press(pilot, "greater_than_sign")
             await wait_for(pilot, lambda: any(c.get("withdrawn_by") for c in view.changes), what="the re-read log")
             index = next(
                 i for i, c in enumerate(view.changes) if c["name"] == "to_revert" and c["op"] in ("define", "declare")
@@ -319,7 +319,7 @@ def test_load_a_starter_previewed_name_by_name_applied_then_reverted(make_app: A
             memory = app.memory
             before = set(memory.timeline().predicates())
             await registry(pilot)
-            await pilot.press("l")
+            await press(pilot, "l")
             await submit_form(pilot, registry="sales", reason="the sales team joins")
             tray = await staged(pilot)
             assert tray.recipe.title == "load registry sales"
@@ -334,13 +334,13 @@ def test_load_a_starter_previewed_name_by_name_applied_then_reverted(make_app: A
             loaded = tray.applied["applied"]
             assert new <= set(memory.timeline().predicates())
             view = await registry(pilot)
-            await pilot.press("greater_than_sign")
+            await press(pilot, "greater_than_sign")
             await wait_for(pilot, lambda: any(c["name"] in new for c in view.changes), what="the log")
             index = next(i for i, c in enumerate(view.changes) if c["name"] in new)
             plan_id = view.changes[index]["plan"]
             assert plan_id == loaded
             view.query_one("#registry-log", DataTable).move_cursor(row=index)
-            await pilot.press("u")
+            await press(pilot, "u")
             await wait_for(pilot, lambda: isinstance(app.screen, FormScreen), what="the revert form")
             records = len(tray.applied["events"])
             note = str(app.screen.query_one(".dialog-note").content)  # what the plan wrote, not one of its rows
@@ -385,12 +385,12 @@ def test_a_form_with_a_blank_required_field_stays_open_and_says_so(make_app: Any
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await registry(pilot)
-            await pilot.press("d")
+            await press(pilot, "d")
             await submit_form(pilot, name="", reason="no name given")
             await wait_for(pilot, lambda: app._notifications, what="the warning")
             assert isinstance(app.screen, FormScreen) and app.focused.id == "f-name"
             assert "Fill in “name (snake_case)” first." in [n.message for n in app._notifications]
-            await pilot.press("escape")
+            await press(pilot, "escape")
             await idle(pilot)
             assert app.main.view("plan").entries == [] and app.errors == []
 
@@ -404,7 +404,7 @@ def test_every_instant_says_its_zone(make_app: Any) -> None:
             await ready(pilot)
             await idle(pilot)
             assert "UTC" in app.export_screenshot()
-            await pilot.press("2")  # the first pair's history (the subjects list has the focus)
+            await press(pilot, "2")  # the first pair's history (the subjects list has the focus)
             await wait_for(pilot, lambda: app.main.view("history").data is not None, what="history")
             await idle(pilot)
             assert "at (UTC)" in app.export_screenshot().replace("&#160;", " ")
@@ -418,7 +418,7 @@ def test_define_form_at_80x24_reaches_its_last_field_and_buttons_by_tab(make_app
         async with app.run_test(size=(80, 24)) as pilot:
             await ready(pilot)
             await registry(pilot)
-            await pilot.press("d")
+            await press(pilot, "d")
             await wait_for(
                 pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit"), what="the form"
             )
@@ -426,7 +426,7 @@ def test_define_form_at_80x24_reaches_its_last_field_and_buttons_by_tab(make_app
             names = {"f-historical", "f-reason", "submit"}
             seen = set()
             for _ in range(12):
-                await pilot.press("tab")
+                await press(pilot, "tab")
                 await idle(pilot)
                 focused = app.focused
                 assert focused is not None
@@ -440,7 +440,7 @@ def test_define_form_at_80x24_reaches_its_last_field_and_buttons_by_tab(make_app
 
 
 async def conflicts(pilot: Any) -> Any:
-    await pilot.press("6")
+    await press(pilot, "6")
     view = pilot.app.main.view("conflicts")
     await wait_for(pilot, lambda: view.listing is not None and view.items, what="conflicts")
     return view
@@ -462,21 +462,21 @@ def test_a_dismissed_conflict_is_listed_on_request_and_undismissed(make_app: Any
             index = next(i for i, c in enumerate(view.items) if c.subject == "alice")
             target = view.items[index].id
             highlight(view, "#conflicts-table", index)
-            await pilot.press("d")
+            await press(pilot, "d")
             await submit_form(pilot, reason="said twice")
             await wait_for(pilot, lambda: target not in {c.id for c in view.items}, what="the dismissal")
             # t lists the dismissed ones too, marked; u shows one again, with a reason
-            await pilot.press("t")
+            await press(pilot, "t")
             await wait_for(pilot, lambda: any(c.id == target and c.dismissed for c in view.items), what="dismissed")
             index = next(i for i, c in enumerate(view.items) if c.id == target)
             highlight(view, "#conflicts-table", index)
             await idle(pilot)
             assert "✕" in str(app.main.query_one("#conflicts-table", DataTable).get_row_at(index)[0])
             assert "u shows it again" in screen_text(app)
-            await pilot.press("d")  # dismissing it twice says so, and writes nothing
+            await press(pilot, "d")  # dismissing it twice says so, and writes nothing
             await wait_for(pilot, lambda: app._notifications, what="the warning")
             assert "already dismissed" in list(app._notifications)[-1].message
-            await pilot.press("u")
+            await press(pilot, "u")
             await submit_form(pilot, reason="the values changed meaning")
             await wait_for(
                 pilot, lambda: any(c.id == target and not c.dismissed for c in view.items), what="shown again"
@@ -484,7 +484,7 @@ def test_a_dismissed_conflict_is_listed_on_request_and_undismissed(make_app: Any
             assert target in {c.id for c in conflicts_svc.find_conflicts(app.memory).conflicts}
             decision = review.decisions(app.memory)[-1]
             assert decision.body["reason"] == "the values changed meaning" and decision.body["operator"] == "tester"
-            await pilot.press("t")  # hidden again: the list holds open conflicts only
+            await press(pilot, "t")  # hidden again: the list holds open conflicts only
             await wait_for(pilot, lambda: not view.show_dismissed and all(not c.dismissed for c in view.items))
 
     run(scenario())
@@ -497,7 +497,7 @@ def test_undismiss_needs_a_dismissed_conflict(make_app: Any) -> None:
             await ready(pilot)
             await conflicts(pilot)
             position = app.memory.store.position()
-            await pilot.press("u")
+            await press(pilot, "u")
             await wait_for(pilot, lambda: app._notifications, what="the warning")
             assert "Highlight a dismissed conflict" in list(app._notifications)[-1].message
             assert not isinstance(app.screen, FormScreen) and app.memory.store.position() == position
@@ -512,7 +512,7 @@ def test_exclude_settles_a_group_by_one_predicate_with_a_reason(make_app: Any) -
             await ready(pilot)
             view = await conflicts(pilot)
             c = view.current
-            await pilot.press("x")
+            await press(pilot, "x")
             await submit_form(pilot, by=c.predicates[0], reason="one excludes the other")
             tray = await staged(pilot)
             plan = tray.preview.plan.to_json()
@@ -530,7 +530,7 @@ def test_keep_one_records_the_reason_in_the_statement(make_app: Any) -> None:
             await ready(pilot)
             view = await conflicts(pilot)
             c = view.current
-            await pilot.press("k")
+            await press(pilot, "k")
             await submit_form(pilot, keep=c.predicates[0], reason="the user said so")
             tray = await staged(pilot)
             statement = tray.preview.plan.events()[0]
@@ -554,17 +554,17 @@ def test_typing_an_operator_word_in_the_palette_runs_the_action(make_app: Any) -
                 "dismiss": "Conflicts: Dismiss a conflict",
             }
             for word, label in expect.items():
-                await pilot.press("ctrl+p")
+                await press(pilot, "ctrl+p")
                 await wait_for(pilot, lambda: palette_open(app), what="the palette")
-                await pilot.press(*word)
+                await press(pilot, *word)
                 await wait_for(pilot, lambda label=label: palette_first(app) == label, what=f"{label!r} for {word!r}")
-                await pilot.press("escape")
+                await press(pilot, "escape")
                 await wait_for(pilot, lambda: not palette_open(app), what="the palette closed")
-            await pilot.press("ctrl+p")
+            await press(pilot, "ctrl+p")
             await wait_for(pilot, lambda: palette_open(app), what="the palette")
-            await pilot.press(*"load")
+            await press(pilot, *"load")
             await wait_for(pilot, lambda: palette_first(app) == "Registry: Load a registry", what="load")
-            await pilot.press("enter")
+            await press(pilot, "enter")
             await wait_for(
                 pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#f-registry"), what="the form"
             )
@@ -612,7 +612,7 @@ async def tab_through(pilot: Any, what: str) -> None:
             label = field_label(focused)
             assert label is None or screen.can_view_entire(label), f"{what}: {focused.id}'s label is hidden ({key})"
             seen.append(focused.id)
-            await pilot.press(key)
+            await press(pilot, key)
             if app.focused is first:
                 break
         else:
@@ -640,20 +640,20 @@ def test_every_dialog_is_usable_at_80x24(make_app: Any) -> None:
                     "notes": lambda v=v: v.clusters and v.notes,
                 }[view]
                 await wait_for(pilot, loaded, what=view)
-                await pilot.press(key)
+                await press(pilot, key)
                 await wait_for(
                     pilot, lambda: isinstance(app.screen, FormScreen) and app.screen.query("#submit"), what=what
                 )
                 await tab_through(pilot, what)
-                await pilot.press("escape")
+                await press(pilot, "escape")
                 await wait_for(pilot, lambda: not isinstance(app.screen, FormScreen), what=f"{what} closed")
             # the apply question, and the help
             await define(pilot, "at_80x24")
-            await pilot.press("A")
+            await press(pilot, "A")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.query("#yes"))
             await tab_through(pilot, "apply")
-            await pilot.press("escape")
-            await pilot.press("question_mark")
+            await press(pilot, "escape")
+            await press(pilot, "question_mark")
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
             await idle(pilot)
             assert "esc or ? closes" in screen_text(app)
@@ -672,7 +672,7 @@ def test_merge_from_the_registry_list_previews_the_merged_name_as_read_as_the_ot
             view = await registry(pilot)
             index = next(i for i, p in enumerate(view.predicates) if p["name"] == "editor_preference")
             highlight(view, "#predicates-table", index)
-            await pilot.press("m")
+            await press(pilot, "m")
             await submit_form(pilot, into="prefers_editor", reason="one predicate")
             tray = await staged(pilot)
             assert tray.recipe.title == "merge editor_preference into prefers_editor"
@@ -692,7 +692,7 @@ def test_a_merge_form_submitted_without_a_choice_stages_nothing(make_app: Any) -
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await registry(pilot)
-            await pilot.press("m")
+            await press(pilot, "m")
             await submit_form(pilot, reason="no target chosen")
             await wait_for(pilot, lambda: not isinstance(app.screen, FormScreen), what="the form closed")
             await idle(pilot)

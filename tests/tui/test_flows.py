@@ -16,7 +16,7 @@ from recall_tui.screens.confirm import ConfirmScreen
 from recall_tui.screens.form import FormScreen
 from recall_tui.screens.help import HelpScreen
 
-from .conftest import SIZE, ready, run, wait_for
+from .conftest import SIZE, press, ready, run, settle, wait_for
 
 
 def keys(values: Any) -> set[str]:
@@ -49,13 +49,13 @@ async def submit_form(pilot: Any, **values: str) -> None:
     )
     for name, value in values.items():
         app.screen.query_one(f"#f-{name}").value = value
-    await pilot.press("ctrl+s")
+    await press(pilot, "ctrl+s")
 
 
 async def staged(pilot: Any) -> Any:
     tray = pilot.app.main.view("plan")
     await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the preview")
-    await pilot.pause()
+    await settle(pilot)
     return tray
 
 
@@ -97,14 +97,14 @@ def test_search_uses_the_engine_and_opens_the_pair(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("slash")
+            await press(pilot, "slash")
             assert app.focused.id == "search"
-            await pilot.press(*"Toronto", "enter")
+            await press(pilot, *"Toronto", "enter")
             pairs = app.main.view("pairs")
             await wait_for(pilot, lambda: pairs.hits, what="search hits")
             hit = next(i for i, b in enumerate(pairs.hits) if b.predicate == "lives_in")
             app.main.query_one("#search-table", DataTable).move_cursor(row=hit)
-            await pilot.press("enter")
+            await press(pilot, "enter")
             await wait_for(pilot, lambda: app.main.active == "history", what="history")
             history = app.main.view("history")
             await wait_for(pilot, lambda: history.data is not None, what="the history")
@@ -119,7 +119,7 @@ def test_history_shows_every_step_and_the_timeline(make_app: Any) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await choose_pair(pilot, "user", "lives_in")
-            await pilot.press("enter")
+            await press(pilot, "enter")
             history = app.main.view("history")
             await wait_for(pilot, lambda: history.data is not None)
             steps = history.data.steps
@@ -129,7 +129,7 @@ def test_history_shows_every_step_and_the_timeline(make_app: Any) -> None:
             spans = history.data.spans
             assert [s.value for s in spans] == ["Lisbon", "Berlin", "Toronto"] and spans[-1].held_now
             # ] moves to the next pair and re-reads its history
-            await pilot.press("right_square_bracket")
+            await press(pilot, "right_square_bracket")
             await wait_for(pilot, lambda: history.data.predicate == "name")
 
     run(scenario())
@@ -141,21 +141,21 @@ def test_as_of_refolds_every_view(make_app: Any) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await choose_pair(pilot, "user", "lives_in")
-            await pilot.press("enter")
+            await press(pilot, "enter")
             history = app.main.view("history")
             await wait_for(pilot, lambda: history.data is not None)
             assert history.data.answer == ("Toronto",)
-            await pilot.press("a")
+            await press(pilot, "a")
             assert app.focused.id == "as-of"
-            await pilot.press(*"2026-06-01", "enter")
+            await press(pilot, *"2026-06-01", "enter")
             at = parse_instant("2026-06-01")
             await wait_for(pilot, lambda: history.data.at == at, what="the re-fold")
             assert history.data.answer == ("Berlin",)
             assert app.main.query_one("#history-table").cursor_row == 1  # the step in force
-            await pilot.press("1")
+            await press(pilot, "1")
             pairs = app.main.view("pairs")
             await wait_for(pilot, lambda: {r.predicate: r.values for r in pairs.rows}.get("lives_in") == ("Berlin",))
-            await pilot.press("n")  # back to now
+            await press(pilot, "n")  # back to now
             await wait_for(pilot, lambda: {r.predicate: r.values for r in pairs.rows}.get("lives_in") == ("Toronto",))
 
     run(scenario())
@@ -167,7 +167,7 @@ def test_explain_shows_events_rule_and_registry_events(make_app: Any) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await choose_pair(pilot, "user", "likes")
-            await pilot.press("e")
+            await press(pilot, "e")
             view = app.main.view("explain")
             await wait_for(pilot, lambda: view.data is not None)
             x = view.data.explanation
@@ -195,17 +195,17 @@ def test_diff_between_two_instants(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("4", "i")
-            await pilot.press(*"2026-06-01", "tab", *"2026-10-01", "tab")
+            await press(pilot, "4", "i")
+            await press(pilot, *"2026-06-01", "tab", *"2026-10-01", "tab")
             app.main.query_one("#diff-subject", Input).value = "user"
-            await pilot.press("enter")
+            await press(pilot, "enter")
             view = app.main.view("diff")
             await wait_for(pilot, lambda: view.changes, what="the diff")
             by = {c.predicate: c for c in view.changes}
             assert by["lives_in"].before == ("Berlin",) and by["lives_in"].after == ("Toronto",)
             # the whole store: blank subject
             app.main.query_one("#diff-subject", Input).value = ""
-            await pilot.press("c")
+            await press(pilot, "c")
             await wait_for(pilot, lambda: any(c.subject != "user" for c in view.changes), what="whole store")
 
     run(scenario())
@@ -216,7 +216,7 @@ def test_registry_lists_predicates_log_and_lint(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("5")
+            await press(pilot, "5")
             view = app.main.view("registry")
             await wait_for(pilot, lambda: view.predicates, what="predicates")
             names = [p["name"] for p in view.predicates]
@@ -237,10 +237,10 @@ def test_stage_preview_apply_changes_the_store_exactly_as_previewed(make_app: An
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign")  # the vocabulary inbox
+            await press(pilot, "6", "greater_than_sign")  # the vocabulary inbox
             vocab = app.main.view("vocab")
             await wait_for(pilot, lambda: vocab.clusters, what="suggestions")
-            await pilot.press("m")
+            await press(pilot, "m")
             await submit_form(pilot, reason="same predicate")
             tray = await staged(pilot)
             assert app.main.active == "plan"
@@ -250,9 +250,9 @@ def test_stage_preview_apply_changes_the_store_exactly_as_previewed(make_app: An
             memory = app.memory
             position = memory.store.position()
             events = pv.plan.events()
-            await pilot.press("A")
+            await press(pilot, "A")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
-            await pilot.press("y")
+            await press(pilot, "y")
             await wait_for(pilot, lambda: tray.applied is not None, what="apply")
             # exactly the plan's events were appended ...
             assert [e.id for e in memory.store.events_by_id([e.id for e in events])] != []
@@ -277,16 +277,16 @@ def test_discard_writes_nothing(make_app: Any) -> None:
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             position = app.memory.store.position()
-            await pilot.press("5")
+            await press(pilot, "5")
             view = app.main.view("registry")
             await wait_for(pilot, lambda: view.predicates)
             index = next(i for i, p in enumerate(view.predicates) if p["name"] == "likes")
             app.main.query_one("#predicates-table", DataTable).move_cursor(row=index)
-            await pilot.press("e")
+            await press(pilot, "e")
             await submit_form(pilot, add_excludes="avoids")
             tray = await staged(pilot)
             assert tray.preview.plan.kind == "redefine"
-            await pilot.press("D")
+            await press(pilot, "D")
             await wait_for(pilot, lambda: tray.recipe is None)
             assert app.memory.store.position() == position
 
@@ -298,10 +298,10 @@ def test_stale_plan_is_explained_and_replanned(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign")
             vocab = app.main.view("vocab")
             await wait_for(pilot, lambda: vocab.clusters)
-            await pilot.press("m")
+            await press(pilot, "m")
             await submit_form(pilot)
             tray = await staged(pilot)
             first = tray.preview.plan.id
@@ -309,20 +309,20 @@ def test_stale_plan_is_explained_and_replanned(make_app: Any) -> None:
             app.memory.remember(
                 "erin", "editor_preference", "nano", at=parse_instant("2026-11-01"), source="agent_inferred"
             )
-            await pilot.press("A")
+            await press(pilot, "A")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-            await pilot.press("y")
+            await press(pilot, "y")
             await wait_for(pilot, lambda: tray.stale is not None, what="the stale plan")
             assert "stale" in tray.stale
             assert tray.query_one("#plan-problem").display
             assert not tray.check_action("apply", ())
-            await pilot.press("R")
+            await press(pilot, "R")
             await staged(pilot)
             assert tray.preview.plan.id != first and tray.stale is None
             assert any(c.subject == "erin" for c in tray.preview.impact.changes)
-            await pilot.press("A")
+            await press(pilot, "A")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-            await pilot.press("y")
+            await press(pilot, "y")
             await wait_for(pilot, lambda: tray.applied is not None)
             assert [b.value for b in app.memory.read_pair("erin", "prefers_editor")] == ["nano"]
 
@@ -334,14 +334,14 @@ def test_preview_compares_answers_as_of_an_instant(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign")
             await wait_for(pilot, lambda: app.main.view("vocab").clusters)
-            await pilot.press("m")
+            await press(pilot, "m")
             await submit_form(pilot)
             tray = await staged(pilot)
-            await pilot.press("c")
+            await press(pilot, "c")
             assert app.focused.id == "plan-as-of"
-            await pilot.press(*"2026-04-20", "enter")
+            await press(pilot, *"2026-04-20", "enter")
             await wait_for(
                 pilot,
                 lambda: tray.preview.impact.changes and tray.preview.impact.changes[0].before_as_of is not None,
@@ -361,14 +361,14 @@ def test_dismiss_a_conflict(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("6")
+            await press(pilot, "6")
             view = app.main.view("conflicts")
             await wait_for(pilot, lambda: view.items, what="conflicts")
             before = len(view.items)
             index = next(i for i, c in enumerate(view.items) if c.subject == "alice")
             app.main.query_one("#conflicts-table", DataTable).move_cursor(row=index)
             target = view.items[index].id
-            await pilot.press("d")
+            await press(pilot, "d")
             await submit_form(pilot, reason="the same fact, said twice")
             await wait_for(pilot, lambda: view.listing is not None and len(view.items) == before - 1, what="re-read")
             assert target not in {c.id for c in view.items}
@@ -382,12 +382,12 @@ def test_confirm_a_conflict_stages_a_plan(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("6")
+            await press(pilot, "6")
             view = app.main.view("conflicts")
             await wait_for(pilot, lambda: view.items)
             index = next(i for i, c in enumerate(view.items) if c.subject == "bob")
             app.main.query_one("#conflicts-table", DataTable).move_cursor(row=index)
-            await pilot.press("k")
+            await press(pilot, "k")
             await submit_form(pilot, keep="avoids")
             tray = await staged(pilot)
             assert tray.preview.plan.kind == "confirm"
@@ -402,17 +402,17 @@ def test_promote_notes(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign", "greater_than_sign")
             view = app.main.view("notes")
             await wait_for(pilot, lambda: view.clusters, what="note clusters")
             assert len(view.notes) == 6
-            await pilot.press("p")
+            await press(pilot, "p")
             await submit_form(pilot, predicate="prefers_shell")
             tray = await staged(pilot)
             assert tray.preview.plan.kind == "promote"
-            await pilot.press("A")
+            await press(pilot, "A")
             await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-            await pilot.press("y")
+            await press(pilot, "y")
             await wait_for(pilot, lambda: tray.applied is not None)
             assert [b.value for b in app.memory.read_pair("bob", "prefers_shell")] == ["fish"]
             assert [b.value for b in app.memory.read_pair("alice", "prefers_shell")] == ["zsh"]
@@ -435,11 +435,11 @@ def test_palette_lists_every_action_and_runs_one(make_app: Any) -> None:
             provider = RecallCommands(app.screen)
             found = [h async for h in provider.discover()]
             assert len(found) == len(ACTIONS)
-            await pilot.press("ctrl+p")
-            await pilot.pause()
-            await pilot.press(*"go to registry")
+            await press(pilot, "ctrl+p")
+            await settle(pilot)
+            await press(pilot, *"go to registry")
             await wait_for(pilot, lambda: palette_first(app) == "Go to registry", what="the palette's match")
-            await pilot.press("enter")
+            await press(pilot, "enter")
             await wait_for(pilot, lambda: app.main.active == "registry", what="the palette's action")
 
     run(scenario())
@@ -450,9 +450,9 @@ def test_help_screen_lists_keys(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("question_mark")
+            await press(pilot, "question_mark")
             await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
-            await pilot.press("escape")
+            await press(pilot, "escape")
             await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
 
     run(scenario())
@@ -463,17 +463,17 @@ def test_errors_appear_in_the_app(make_app: Any) -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("a", *"not a day", "enter")
+            await press(pilot, "a", *"not a day", "enter")
             await wait_for(pilot, lambda: app.errors, what="the error")
             assert app.errors[-1][0] == "invalid input" and "day" in app.errors[-1][1]
             assert app.focused.id == "as-of"  # still there, to correct it; escape leaves it
-            await pilot.press("escape")
+            await press(pilot, "escape")
             assert app.focused.id == "pairs-table"
             # a plan the service refuses: define a name that exists
-            await pilot.press("5")
+            await press(pilot, "5")
             view = app.main.view("registry")
             await wait_for(pilot, lambda: view.predicates)
-            await pilot.press("d")
+            await press(pilot, "d")
             await submit_form(pilot, name="lives_in")  # already exists
             await wait_for(pilot, lambda: len(app.errors) == 2, what="the refusal")
             tray = app.main.view("plan")
@@ -521,9 +521,9 @@ def test_small_terminal_and_mouse(make_app: Any) -> None:
                 assert region.width > 60 and region.height >= 3, wid
             # below 100 columns the subjects start hidden; b shows them
             assert not app.main.query_one("#sidebar").display
-            await pilot.press("b")
+            await press(pilot, "b")
             assert app.main.query_one("#sidebar").region.width >= 18
-            await pilot.pause()
+            await settle(pilot)
             # a click on the third subject row selects it; a click on a tab shows its view
             await pilot.click("#subject-table", offset=(3, 3))
             await wait_for(pilot, lambda: app.main.subject == "bob", what="the clicked subject")
@@ -545,11 +545,11 @@ def test_brackets_in_data_are_shown_as_text(make_app: Any) -> None:
             sidebar = app.main.query_one("#sidebar")
             subject = next(s for s, _ in sidebar.subjects if "odd" in s)
             await choose_pair(pilot, subject, "note")
-            await pilot.press("enter")
+            await press(pilot, "enter")
             await wait_for(pilot, lambda: app.main.view("history").shown == "note")
-            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign", "greater_than_sign")
             await wait_for(pilot, lambda: any("[/i]" in str(b.value) for b in app.main.view("notes").notes))
-            await pilot.press("slash", *"note", "enter")
+            await press(pilot, "slash", *"note", "enter")
             await wait_for(pilot, lambda: app.main.view("pairs").hits)
             assert app.errors == []
 

@@ -11,7 +11,7 @@ from recall_engine.instants import format_rfc3339, parse_instant
 from recall_engine.memory import Memory
 from recall_engine.storage import open_backend
 
-from .conftest import SIZE, ready, run, screen_text, wait_for
+from .conftest import SIZE, idle, press, ready, run, screen_text, wait_for
 from .test_flows import choose_pair
 
 PORTO_SAID = parse_instant("2026-05-15T09:00:00Z")
@@ -38,30 +38,30 @@ def test_known_at_reads_history_and_explain_as_a_read_then(make_app: Any, correc
             await ready(pilot)
             assert app.main.query_one("#known-at").display is False  # shown once asked for
             await choose_pair(pilot, "user", "lives_in")
-            await pilot.press("enter")
+            await press(pilot, "enter")
             history = app.main.view("history")
             await wait_for(pilot, lambda: history.data is not None)
             assert "Porto" in [s.value for s in history.data.steps]
-            await pilot.press("K")
+            await press(pilot, "K")
             assert app.focused.id == "known-at" and app.main.query_one("#known-at").display is True
             app.focused.value = str(corrected)  # nanoseconds are not an instant: refused, nothing changes
-            await pilot.press("enter")
+            await press(pilot, "enter")
             assert app.known_at is None
             app.main.query_one("#known-at").value = ""
             app.main.query_one("#known-at").focus()
-            await pilot.press(*format_rfc3339(corrected), "enter")
+            await press(pilot, *format_rfc3339(corrected), "enter")
             await wait_for(pilot, lambda: app.known_at == corrected, what="the known-at instant")
             await wait_for(pilot, lambda: "Porto" not in [s.value for s in history.data.steps], what="the re-read")
             title = str(app.main.query_one("#history-title").render())
             assert "recorded by" in title
-            await pilot.press("e")
+            await press(pilot, "e")
             explain = app.main.view("explain")
             await wait_for(pilot, lambda: explain.data is not None and "known at" in str(
                 app.main.query_one("#explain-title").render()
             ))  # fmt: skip
             then = Memory(app.memory.store).explain("user", "lives_in", known_at=corrected)
             assert explain.data.explanation.beliefs == then.beliefs
-            await pilot.press("n")  # back to now: both instants cleared
+            await press(pilot, "n")  # back to now: both instants cleared
             await wait_for(pilot, lambda: app.known_at is None and app.as_of is None)
 
     run(scenario())
@@ -73,7 +73,7 @@ def test_g_on_a_history_step_explains_the_answer_given_then(make_app: Any, corre
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await choose_pair(pilot, "user", "lives_in")
-            await pilot.press("enter")
+            await press(pilot, "enter")
             history = app.main.view("history")
             await wait_for(pilot, lambda: history.data is not None)
             porto = next(i for i, s in enumerate(history.data.steps) if s.value == "Porto")
@@ -82,7 +82,7 @@ def test_g_on_a_history_step_explains_the_answer_given_then(make_app: Any, corre
             table.cursor_row = porto
             recorded = history.data.steps[porto].recorded_at
             assert recorded is not None and recorded > corrected
-            await pilot.press("g")
+            await press(pilot, "g")
             await wait_for(pilot, lambda: app.main.active == "explain", what="the explain view")
             assert (app.known_at, app.as_of) == (recorded, recorded)
             explain = app.main.view("explain")
@@ -100,14 +100,14 @@ def test_diff_compares_as_known_at_the_known_at_instant(make_app: Any, corrected
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             app.known_at = corrected
-            await pilot.press("4")
+            await press(pilot, "4")
             diff = app.main.view("diff")
             await wait_for(pilot, lambda: diff.known_at == corrected, what="the diff's selection")
             start, end = parse_instant("2026-05-01"), parse_instant("2026-06-01")
             diff.query_one("#diff-from").value = "2026-05-01"
             diff.query_one("#diff-to").value = "2026-06-01"
             diff.query_one("#diff-subject").value = "user"
-            await pilot.press("c")
+            await press(pilot, "c")
             memory = Memory(app.memory.store)
             want = memory.diff(start, end, "user", known_at=corrected)
             assert want != memory.diff(start, end, "user")  # the correction changes the answer
@@ -130,23 +130,23 @@ def test_plan_preview_compares_with_what_was_answered_at_a_known_at_instant(make
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await pilot.press("5")
+            await press(pilot, "5")
             registry = app.main.view("registry")
             await wait_for(pilot, lambda: registry.predicates, what="the predicates")
             index = next(i for i, p in enumerate(registry.predicates) if p["name"] == "lives_in")
             app.main.query_one("#predicates-table", DataTable).move_cursor(row=index)
-            await pilot.press("e")
+            await press(pilot, "e")
             await submit_form(pilot, cardinality="multi", retroactive=True)
             tray = await staged(pilot)
-            await pilot.press("c", *"2026-06-01", "enter")
+            await press(pilot, "c", *"2026-06-01", "enter")
             await wait_for(pilot, lambda: tray.compare_at == june and tray.preview.impact.changes[0].before_as_of)
-            await pilot.press("k")
+            await press(pilot, "k")
             assert app.focused.id == "plan-known-at"
-            await pilot.press(*"not a time", "enter")  # refused with the parser's words; nothing read
+            await press(pilot, *"not a time", "enter")  # refused with the parser's words; nothing read
             await wait_for(pilot, lambda: app.errors, what="the error")
             assert "known at" in app.errors[-1][1] and tray.known_at is None and tray.selected.answered is None
             app.focused.value = ""
-            await pilot.press(*format_rfc3339(corrected), "enter")
+            await press(pilot, *format_rfc3339(corrected), "enter")
             await wait_for(pilot, lambda: tray.selected.answered is not None, what="the answers given then")
             assert tray.known_at == corrected
             memory = Memory(app.memory.store)
@@ -161,11 +161,11 @@ def test_plan_preview_compares_with_what_was_answered_at_a_known_at_instant(make
                 "user", "lives_in"
             ])  # fmt: skip
             assert str(table.get_row_at(row)[column]).startswith("Berlin")
-            await pilot.pause()
+            await idle(pilot)
             summary = " ".join(screen_text(app).split())
             assert f"Answered by a read at {format_rfc3339(corrected)[:19].replace('T', ' ')} UTC" in summary
             # a re-plan keeps the comparison: the new preview comes with the answers given then
-            await pilot.press("R")
+            await press(pilot, "R")
             await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the re-plan")
             assert tray.selected.answered[("user", "lives_in")] == then
 

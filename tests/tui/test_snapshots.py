@@ -8,7 +8,7 @@ from typing import Any
 
 from textual.widgets import DataTable, Input
 
-from .conftest import SIZE, idle, ready, steady, wait_for
+from .conftest import SIZE, idle, press, ready, steady, wait_for
 from .test_console import confirm_apply
 from .test_flows import choose_pair, staged, submit_form
 
@@ -18,17 +18,17 @@ SMALL = (80, 24)  # the smallest terminal docs/tui.md supports
 async def history_as_of(pilot: Any) -> None:
     await ready(pilot)
     await choose_pair(pilot, "user", "lives_in")
-    await pilot.press("enter")
-    await pilot.press("a", *"2026-06-01", "enter")
+    await press(pilot, "enter")
+    await press(pilot, "a", *"2026-06-01", "enter")
     await idle(pilot)
 
 
 async def plan_preview(pilot: Any) -> None:
     app = pilot.app
     await ready(pilot)
-    await pilot.press("6", "greater_than_sign")
+    await press(pilot, "6", "greater_than_sign")
     await wait_for(pilot, lambda: app.main.view("vocab").clusters)
-    await pilot.press("m")
+    await press(pilot, "m")
     await submit_form(pilot, reason="same predicate")
     await staged(pilot)
     await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "plan-body", what="focus")
@@ -53,7 +53,7 @@ class TestPairsScreen:
     def test_search_results(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("slash", *"editor", "enter")
+            await press(pilot, "slash", *"editor", "enter")
             await wait_for(pilot, lambda: pilot.app.main.view("pairs").hits)
             await idle(pilot)
 
@@ -70,7 +70,7 @@ class TestExplainScreen:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
             await choose_pair(pilot, "user", "likes")
-            await pilot.press("e")
+            await press(pilot, "e")
             await wait_for(pilot, lambda: pilot.app.main.view("explain").data is not None)
             await idle(pilot)
 
@@ -82,9 +82,9 @@ class TestDiffScreen:
         async def run_before(pilot: Any) -> None:
             app = pilot.app
             await ready(pilot)
-            await pilot.press("4", "i", *"2026-06-01", "tab", *"2026-10-01")
+            await press(pilot, "4", "i", *"2026-06-01", "tab", *"2026-10-01")
             app.main.query_one("#diff-subject", Input).value = "user"
-            await pilot.press("enter")
+            await press(pilot, "enter")
             await wait_for(pilot, lambda: app.main.view("diff").changes)
             await idle(pilot)
 
@@ -96,7 +96,7 @@ class TestRegistryScreen:
         async def run_before(pilot: Any) -> None:
             app = pilot.app
             await ready(pilot)
-            await pilot.press("5")
+            await press(pilot, "5")
             view = app.main.view("registry")
             await wait_for(pilot, lambda: view.predicates)
             index = next(i for i, p in enumerate(view.predicates) if p["name"] == "likes")
@@ -108,9 +108,9 @@ class TestRegistryScreen:
     def test_lint(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("5")
+            await press(pilot, "5")
             await wait_for(pilot, lambda: pilot.app.main.view("registry").findings is not None)
-            await pilot.press("greater_than_sign", "greater_than_sign")
+            await press(pilot, "greater_than_sign", "greater_than_sign")
             await idle(pilot)
 
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
@@ -120,7 +120,7 @@ class TestQueuesScreen:
     def test_conflicts(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("6")
+            await press(pilot, "6")
             await wait_for(pilot, lambda: pilot.app.main.view("conflicts").items)
             await idle(pilot)
 
@@ -129,7 +129,7 @@ class TestQueuesScreen:
     def test_vocabulary(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign")
             await wait_for(pilot, lambda: pilot.app.main.view("vocab").clusters)
             await idle(pilot)
 
@@ -138,7 +138,7 @@ class TestQueuesScreen:
     def test_notes(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign", "greater_than_sign")
             await wait_for(pilot, lambda: pilot.app.main.view("notes").clusters)
             await idle(pilot)
 
@@ -152,7 +152,7 @@ class TestPlanTray:
     def test_confirm_apply(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await plan_preview(pilot)
-            await pilot.press("A")
+            await press(pilot, "A")
             await idle(pilot)
 
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
@@ -175,7 +175,7 @@ class TestDialogs:
     def test_help(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("question_mark")
+            await press(pilot, "question_mark")
             await idle(pilot)
 
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
@@ -183,9 +183,9 @@ class TestDialogs:
     def test_redefine_form(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("5")
+            await press(pilot, "5")
             await wait_for(pilot, lambda: pilot.app.main.view("registry").predicates)
-            await pilot.press("e")
+            await press(pilot, "e")
             await idle(pilot)
 
         assert snap_compare(make_app(), terminal_size=SIZE, run_before=run_before)
@@ -207,12 +207,12 @@ class TestSmallTerminal:
     def test_define_form_tabbed_to_its_buttons(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("5")
+            await press(pilot, "5")
             await wait_for(pilot, lambda: pilot.app.main.view("registry").all_predicates)
-            await pilot.press("d")
+            await press(pilot, "d")
             await wait_for(pilot, lambda: pilot.app.screen.query("#submit"))
             while pilot.app.focused is None or pilot.app.focused.id != "submit":
-                await pilot.press("tab")
+                await press(pilot, "tab")
             await idle(pilot)
 
         assert snap_compare(make_app(), terminal_size=SMALL, run_before=run_before)
@@ -221,9 +221,9 @@ class TestSmallTerminal:
         async def run_before(pilot: Any) -> None:
             app = pilot.app
             await ready(pilot)
-            await pilot.press("6", "greater_than_sign", "greater_than_sign")
+            await press(pilot, "6", "greater_than_sign", "greater_than_sign")
             await wait_for(pilot, lambda: app.main.view("notes").clusters)
-            await pilot.press("p")
+            await press(pilot, "p")
             await submit_form(pilot, reason="shells")
             await staged(pilot)
             await idle(pilot)
@@ -233,7 +233,7 @@ class TestSmallTerminal:
     def test_registry(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("5")
+            await press(pilot, "5")
             await wait_for(pilot, lambda: pilot.app.main.view("registry").all_predicates)
             await idle(pilot)
 
@@ -242,7 +242,7 @@ class TestSmallTerminal:
     def test_conflicts(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await ready(pilot)
-            await pilot.press("6")
+            await press(pilot, "6")
             await wait_for(pilot, lambda: pilot.app.main.view("conflicts").items)
             await idle(pilot)
 
@@ -251,7 +251,7 @@ class TestSmallTerminal:
     def test_apply_dialog(self, snap_compare: Any, make_app: Any) -> None:
         async def run_before(pilot: Any) -> None:
             await plan_preview(pilot)
-            await pilot.press("A")
+            await press(pilot, "A")
             await idle(pilot)
 
         assert snap_compare(make_app(), terminal_size=SMALL, run_before=run_before)

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.widgets import DataTable
 
-from .conftest import FIXED_NOW, SIZE, idle, ready, run, wait_for
+from .conftest import FIXED_NOW, SIZE, idle, press, ready, run, wait_for
 
 TITLE = "zsh\x1b]0;PWNED\x07"  # OSC 0: set the window title
 CLEAR = "x\x1b[2J\u009b31m"  # clear the screen; a one-byte C1 CSI
@@ -22,18 +22,18 @@ def test_every_view_escapes_control_characters(make_app: Any) -> None:
             m.remember("user", "likes", TITLE, at=FIXED_NOW - 30, evidence=CLEAR)
             m.remember("user", "note", "I use " + TITLE + " as my shell", at=FIXED_NOW - 20)
             m.remember("user", "dislikes", TITLE, at=FIXED_NOW - 10)  # a conflict: one value, two names
-            await pilot.press("ctrl+r")
+            await press(pilot, "ctrl+r")
             pairs = app.main.view("pairs")
             await wait_for(pilot, lambda: any("PWNED" in str(r.values) for r in pairs.rows), what="the values")
             await idle(pilot)
             table = app.main.query_one("#pairs-table", DataTable)
             table.move_cursor(row=table.get_row_index("likes"))
             for key in ("1", "2", "3", "4", "5", "6", "7"):  # pairs, history, explain, diff, registry, queues, plan
-                await pilot.press(key)
+                await press(pilot, key)
                 await idle(pilot)
                 shot = app.export_screenshot()
                 assert not [c for c in ("\x1b", "\x07", "\u009b") if c in shot], key
-            await pilot.press("2")
+            await press(pilot, "2")
             await idle(pilot)
             assert "\\x1b]0;PWNED" in app.export_screenshot()
             # a plan over the pair: its changes, and what a read known at now answered, escaped too
@@ -52,7 +52,7 @@ def test_every_view_escapes_control_characters(make_app: Any) -> None:
             recorded = max(e.recorded_at for e in m.store.all_events())
             from recall_engine.instants import format_rfc3339
 
-            await pilot.press("k", *format_rfc3339(recorded), "enter")
+            await press(pilot, "k", *format_rfc3339(recorded), "enter")
             await wait_for(pilot, lambda: tray.selected.answered, what="the answers given then")
             assert any(TITLE in (v or []) for v in tray.selected.answered.values())
             await idle(pilot)
