@@ -15,6 +15,7 @@ gets the real modules.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from importlib import import_module
 from types import ModuleType
 from typing import Any
@@ -39,6 +40,18 @@ def _get_close_matches(*args: Any, **kwargs: Any) -> Any:
     return get_close_matches(*args, **kwargs)
 
 
+def import_standing_in(target: str, stand_ins: Mapping[str, ModuleType]) -> ModuleType:
+    """``target`` imported while each stand-in holds its module's name in ``sys.modules``;
+    the next import of each of those names is the real module."""
+    sys.modules.update(stand_ins)
+    try:
+        return import_module(target)
+    finally:
+        for name, stand_in in stand_ins.items():
+            if sys.modules.get(name) is stand_in:
+                del sys.modules[name]
+
+
 def import_typer() -> ModuleType:
     """``typer``, imported now if it is not yet, with the deferred modules stood in for."""
     loaded = sys.modules.get("typer")
@@ -47,16 +60,10 @@ def import_typer() -> ModuleType:
     stand_ins = {name: _StandIn(name) for name in DEFERRED if name not in sys.modules}
     if "difflib" in stand_ins:  # taken by name when typer.core is imported
         stand_ins["difflib"].get_close_matches = _get_close_matches
-    sys.modules.update(stand_ins)
-    try:
-        return import_module("typer")
-    finally:
-        for name, stand_in in stand_ins.items():  # the next import of each is the real one
-            if sys.modules.get(name) is stand_in:
-                del sys.modules[name]
+    return import_standing_in("typer", stand_ins)
 
 
 import_typer()  # root.py imports this module before anything else imports Typer
 import typer  # noqa: E402 - the module just imported, typed as itself
 
-__all__ = ["DEFERRED", "import_typer", "typer"]
+__all__ = ["DEFERRED", "import_standing_in", "import_typer", "typer"]

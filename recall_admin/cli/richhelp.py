@@ -18,6 +18,8 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any
 
+from .deferred import import_standing_in
+
 # module -> the name typer.rich_utils takes from it
 DEFERRED = {"rich.markdown": "Markdown", "rich.traceback": "Traceback"}
 
@@ -53,10 +55,4 @@ def rich_utils() -> ModuleType:
         if module not in sys.modules:
             stand_ins[module] = ModuleType(module)
             setattr(stand_ins[module], name, _stand_in(module, name))
-    sys.modules.update(stand_ins)
-    try:
-        return import_module("typer.rich_utils")
-    finally:
-        for module, stand_in in stand_ins.items():  # the next import of each is the real one
-            if sys.modules.get(module) is stand_in:
-                del sys.modules[module]
+    return import_standing_in("typer.rich_utils", stand_ins)
