@@ -14,6 +14,7 @@ from .. import format as fmt
 from ..actions import bindings
 from ..messages import Selection
 from ..services import ServiceCalls
+from ..widgets.table import ConsoleTable
 
 
 class DiffView(ServiceCalls, Vertical):
@@ -37,7 +38,7 @@ class DiffView(ServiceCalls, Vertical):
             "Press i to type two instants (a day or RFC3339), then Enter.", id="diff-summary", classes="view-title"
         )
         yield LoadingIndicator(id="diff-loading")
-        table: DataTable = DataTable(id="diff-table", cursor_type="row")
+        table: DataTable = ConsoleTable(id="diff-table", cursor_type="row")
         for name in ("subject", "predicate", "before", "after", "began", "stopped"):  # values, no instants
             table.add_column(name)
         yield table

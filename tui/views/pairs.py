@@ -20,6 +20,7 @@ from .. import format as fmt
 from ..actions import bindings
 from ..messages import PairChosen, Selection
 from ..services import ServiceCalls
+from ..widgets.table import ConsoleTable
 
 REPLACED = "↺"
 ELSEWHERE = "≠"
@@ -69,13 +70,13 @@ class PairsView(ServiceCalls, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Label("", id="pairs-title", classes="view-title")
-        pairs: DataTable = DataTable(id="pairs-table", cursor_type="row")
+        pairs: DataTable = ConsoleTable(id="pairs-table", cursor_type="row")
         pairs.add_column("predicate", key="predicate")
         pairs.add_column("answer", key="answer")
         pairs.add_column("", key="marks", width=2)
         pairs.add_column("events", key="events")
         yield pairs
-        hits: DataTable = DataTable(id="search-table", cursor_type="row")
+        hits: DataTable = ConsoleTable(id="search-table", cursor_type="row")
         for name in ("subject", "predicate", "value", "since", ""):
             hits.add_column(name, key=name or "marks")
         hits.display = False

@@ -46,6 +46,7 @@ from ..screens.confirm import ConfirmScreen
 from ..screens.form import Field, FormScreen
 from ..services import ServiceCalls, error_text
 from ..staging import Recipe, plan_file
+from ..widgets.table import ConsoleTable
 
 MAX_ROWS = 1000  # changes listed in the table; the counts cover every one
 READ_ONLY = "Read-only store (--read-only): plans cannot be staged or applied here."
@@ -134,7 +135,7 @@ class PlanTray(ServiceCalls, Vertical):
             id="plan-title",
             classes="view-title",
         )
-        tray: DataTable[Any] = DataTable(id="plan-list", cursor_type="row")
+        tray: DataTable[Any] = ConsoleTable(id="plan-list", cursor_type="row")
         tray.add_column("#", key="n")
         tray.add_column("staged plan", key="title")
         tray.add_column("state", key="state")
@@ -154,7 +155,7 @@ class PlanTray(ServiceCalls, Vertical):
         yield Static("", id="plan-problem")
         with VerticalScroll(id="plan-body"):
             yield Static("", id="plan-summary")
-            table: DataTable[Any] = DataTable(id="plan-changes", cursor_type="row")
+            table: DataTable[Any] = ConsoleTable(id="plan-changes", cursor_type="row")
             yield table
 
     def on_mount(self) -> None:

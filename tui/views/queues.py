@@ -24,6 +24,7 @@ from ..screens.confirm import ConfirmScreen
 from ..screens.form import Field, FormScreen
 from ..services import ServiceCalls
 from ..staging import Recipe
+from ..widgets.table import ConsoleTable
 from ..widgets.view_tabs import ViewTabs
 from .tabs import step_tab
 
@@ -55,7 +56,7 @@ class Queue(ServiceCalls, Vertical):
 
 
 def _table(id: str, *columns: str) -> DataTable[Any]:
-    t: DataTable[Any] = DataTable(id=id, cursor_type="row")
+    t: DataTable[Any] = ConsoleTable(id=id, cursor_type="row")
     for c in columns:
         t.add_column(c)
     return t

@@ -32,6 +32,7 @@ from ..screens.confirm import ConfirmScreen
 from ..screens.form import Field, FormScreen
 from ..services import ServiceCalls
 from ..staging import Recipe, registry_load
+from ..widgets.table import ConsoleTable
 from ..widgets.view_tabs import ViewTabs
 from .tabs import step_tab
 
@@ -86,14 +87,14 @@ class RegistryView(ServiceCalls, Vertical):
             yield Input(placeholder="filter: name or operator (f)", id="registry-filter", compact=True)
         with ViewTabs(id="registry-tabs"):
             with TabPane("Predicates", id="reg-predicates"), Horizontal():
-                table: DataTable[Any] = DataTable(id="predicates-table", cursor_type="row")
+                table: DataTable[Any] = ConsoleTable(id="predicates-table", cursor_type="row")
                 for name in ("predicate", "card.", "type", "events", "merged names"):
                     table.add_column(name)
                 yield table
                 with VerticalScroll(id="predicate-detail-box"):
                     yield Static("", id="predicate-detail")
             with TabPane("Registry log", id="reg-log"):
-                log: DataTable[Any] = DataTable(id="registry-log", cursor_type="row")
+                log: DataTable[Any] = ConsoleTable(id="registry-log", cursor_type="row")
                 for name in ("at (UTC)", "op", "name", "summary", "operator", "plan"):
                     log.add_column(name)
                 yield log
@@ -101,7 +102,7 @@ class RegistryView(ServiceCalls, Vertical):
                     yield Static("", id="log-detail")
             with TabPane("Lint", id="reg-lint"):
                 yield Label("linting…", id="lint-note")
-                lint: DataTable[Any] = DataTable(id="lint-table", cursor_type="row")
+                lint: DataTable[Any] = ConsoleTable(id="lint-table", cursor_type="row")
                 for name in ("finding", "names", "detail"):
                     lint.add_column(name)
                 yield lint

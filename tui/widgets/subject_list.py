@@ -13,6 +13,7 @@ from recall_admin.session import Session
 from .. import format as fmt
 from ..messages import ShowView, SubjectChosen
 from ..services import ServiceCalls
+from .table import ConsoleTable
 
 FILTER_DELAY = 0.15  # seconds of typing pause before the store is asked
 STORE_WIDTH = 24
@@ -29,7 +30,7 @@ class SubjectList(ServiceCalls, Vertical):
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter subjects (f)", id="subject-filter", compact=True)
-        table: DataTable = DataTable(id="subject-table", cursor_type="row", zebra_stripes=False)
+        table: DataTable = ConsoleTable(id="subject-table", cursor_type="row", zebra_stripes=False)
         table.add_column("subject", key="subject")
         table.add_column("events", key="events")
         yield table
