@@ -16,6 +16,15 @@ import pytest
 _counter = itertools.count()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The suite's caches (the model's built graph and vectors, the help pages) live in a folder of
+    its own: the user's are neither read nor written, and what another process on the machine keeps in
+    them (another checkout's build of the model) never reaches a test. Subprocesses inherit it."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    os.environ.pop("RECALL_MODEL_CACHE", None)
+
+
 @pytest.fixture(scope="session")
 def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     from tests.pg_server import start_server

@@ -161,6 +161,43 @@ def test_as_of_refolds_every_view(make_app: Any) -> None:
     run(scenario())
 
 
+def test_a_history_shown_late_leaves_the_focus_where_the_operator_took_it(make_app: Any, monkeypatch: Any) -> None:
+    """Enter, then `a` and a date typed before the history has been read: when it is shown (its data
+    came, or the reveal timer ran out) the focus stays in the as-of box, so no typed key lands in the
+    history table (a digit there would switch views)."""
+    import threading
+
+    from recall_admin import browse
+
+    gate = threading.Event()
+    read = browse.pair_history
+
+    def slow_read(*args: Any, **kwargs: Any) -> Any:
+        gate.wait(60)  # until the test has typed (a worker thread: the UI thread runs on)
+        return read(*args, **kwargs)
+
+    monkeypatch.setattr(browse, "pair_history", slow_read)
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await choose_pair(pilot, "user", "lives_in")
+            await press(pilot, "enter", "a", *"2026-06")
+            gate.set()
+            history = app.main.view("history")
+            await wait_for(pilot, lambda: app.main.active == "history" and history.data is not None, what="shown")
+            assert app.focused is not None and app.focused.id == "as-of"
+            await press(pilot, *"-01", "enter")
+            at = parse_instant("2026-06-01")
+            await wait_for(pilot, lambda: history.data.at == at, what="the re-fold")
+            assert history.data.answer == ("Berlin",)
+            assert app.focused.id == "history-table"
+            assert app.main.active == "history"
+
+    run(scenario())
+
+
 def test_explain_shows_events_rule_and_registry_events(make_app: Any) -> None:
     async def scenario() -> None:
         app = make_app()

@@ -274,11 +274,13 @@ class MainScreen(AppNode, Screen[None]):
         self.stale.discard(name)
         token = object()
         self._reveal = token
+        asked_from = self.focused
 
         def reveal() -> None:
             if self._reveal is token:
                 self._reveal = None
-                self.show_view(name)
+                # the operator may have gone on meanwhile (`a` and a date typed): leave the focus there
+                self.show_view(name, focus=self.focused is asked_from or self.focused is None)
 
         self.view(name).refresh_data(self.selection, on_shown=reveal)
         self.set_timer(REVEAL_AFTER, reveal)
