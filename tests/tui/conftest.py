@@ -94,6 +94,18 @@ def make_app(open_session: Callable[[], Session]) -> Callable[[], Any]:
     return make
 
 
+@pytest.fixture(autouse=True)
+def steady_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A focused input's cursor blinks on a half-second timer, so a screenshot would show it or not by how
+    long the test took to get there. In tests it stays shown, as it is right after the input took the focus."""
+    from textual.widgets import Input
+
+    def keep_shown(self: Input) -> None:
+        self._cursor_visible = True
+
+    monkeypatch.setattr(Input, "_toggle_cursor", keep_shown)
+
+
 def steady(app: Any) -> Any:
     """Notices stay until the test ends: a toast that expires after some seconds of wall-clock time would
     make a screen depend on how fast the machine ran the test."""
