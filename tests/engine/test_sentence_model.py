@@ -512,7 +512,23 @@ def test_the_session_runs_on_one_thread_in_order():
     options = sentence.model()._run.__self__.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
     assert options.execution_mode == ort.ExecutionMode.ORT_SEQUENTIAL
-    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+
+
+def test_the_session_runs_plain_layer_norms_not_the_slower_fused_ones(tmp_path):
+    # onnxruntime's extended optimisations would fuse each residual's Add + LayerNormalization
+    # into SkipLayerNormalization, whose CPU kernel cost a quarter of a batch (encoder_graph)
+    import onnx
+    import onnxruntime as ort
+
+    enc = sentence.model()
+    d = sentence.model_directory()
+    w = encoder_graph.Weights(d, json.loads((d / "config.json").read_text()))
+    options = enc._run.__self__.get_session_options()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(encoder_graph.build(w, enc._ranges(w)), options, providers=["CPUExecutionProvider"])
+    ran = {n.op_type for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node}
+    assert "LayerNormalization" in ran and "SkipLayerNormalization" not in ran
 
 
 def _thp_mode() -> str:
