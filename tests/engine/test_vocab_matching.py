@@ -553,6 +553,36 @@ def test_near_duplicates_gives_the_pairs_and_scores_of_the_rule_over_every_pair(
     assert any(name_text(a) == name_text(b) and a != b for a, b, s in scores if s == 1.0)
 
 
+def test_near_duplicates_runs_with_the_cycle_collector_paused_and_leaves_it_as_it_was(monkeypatch):
+    # its candidates, texts and the encoder's batches are thousands of live objects each
+    # collection would walk again (docs/review-queues.md, "Speed"); the answer is the same
+    import gc
+
+    from recall_engine import sentence
+
+    defs = _generated(200, 3)
+    want = matching.near_duplicates(defs)
+    seen: list[bool] = []
+    real = sentence.embed_texts
+
+    def watched(texts):
+        seen.append(gc.isenabled())
+        return real(texts)
+
+    monkeypatch.setattr(sentence, "embed_texts", watched)
+    matching._matrices.clear()
+    assert gc.isenabled()
+    assert matching.near_duplicates(defs) == want
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    gc.disable()  # paused by the program already: left paused
+    try:
+        matching.near_duplicates(defs)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def vectors_cos(vectors, a: str, b: str) -> float:
     return float(vectors[name_text(a)] @ vectors[name_text(b)])
 
