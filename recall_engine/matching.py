@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import sentence
+from .batch import collection_paused
 from .registry import Definition
 from .vocabulary import (
     DEFAULT_THRESHOLD,
@@ -167,7 +168,19 @@ def near_duplicates(
     whose bound from all their cosines (what each name keeps of its own included)
     still reaches the threshold, or whose words are the same: the bound is the
     score but for the guards, the penalty for an added word and the description
-    veto, which only lower it, so no answer changes."""
+    veto, which only lower it, so no answer changes.
+
+    Python's cycle collector is paused meanwhile: the candidates, their texts and the
+    encoder's batches are thousands of live objects it would only walk again and again:
+    about a fifth of a first ``vocab suggest``'s CPU outside the encoder (docs/review-queues.md,
+    "Speed")."""
+    with collection_paused():
+        return _near_duplicates(defs, threshold, skip)
+
+
+def _near_duplicates(
+    defs: Mapping[str, Definition], threshold: float, skip: Collection[tuple[str, str]]
+) -> list[tuple[str, str, float]]:
     names = sorted(defs)
     items = [defs[n] for n in names]
     with sentence.deferred_writes() as written:  # kept on disk while the rule scores

@@ -742,8 +742,35 @@ def tight_bounds(
 ) -> np.ndarray:
     """``score_bounds`` of the pairs (names_a[k], names_b[k]), each told whether it is mixed:
     for the few pairs a loose bound (every pair mixed) let through."""
-    flags = np.array([mixed(x, y) for x, y in zip(names_a, names_b, strict=True)], dtype=bool)
+    n = len(names_a)
+    flags = mixed_of_pairs(key_codes([*names_a, *names_b]), np.arange(n), np.arange(n, 2 * n))
     return score_bounds(name_cos, description_cos, flags)
+
+
+def key_codes(names: Sequence[str]) -> np.ndarray:
+    """Each name's distinct word keys (``_keys``) as small integers, one row a name padded with -1:
+    what ``mixed_of_pairs`` reads."""
+    codes: dict[str, int] = {}
+    rows = [[codes.setdefault(k, len(codes)) for k in _keys(n)] for n in names]
+    out = np.full((len(names), max(map(len, rows), default=0)), -1, dtype=np.int32)
+    for i, r in enumerate(rows):
+        out[i, : len(r)] = r
+    return out
+
+
+def mixed_of_pairs(codes: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``mixed(names[first[k]], names[second[k]])`` for every k at once, from ``key_codes(names)``:
+    the names share a key and each has one the other lacks."""
+    out = np.zeros(len(first), dtype=bool)
+    for start in range(0, len(first), _PAIRS_AT_ONCE):  # (a long name's keys times the other's, per pair)
+        a, b = codes[first[start : start + _PAIRS_AT_ONCE]], codes[second[start : start + _PAIRS_AT_ONCE]]
+        same = (a[:, :, None] == b[:, None, :]) & (a >= 0)[:, :, None]  # (pairs, a's keys, b's keys)
+        shared_a, shared_b = same.any(2).sum(1), same.any(1).sum(1)
+        out[start : start + len(a)] = (shared_a > 0) & (shared_a < (a >= 0).sum(1)) & (shared_b < (b >= 0).sum(1))
+    return out
+
+
+_PAIRS_AT_ONCE = 1 << 16
 
 
 def same_words_of_pairs(names: Sequence[str], first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -793,6 +820,7 @@ class Candidates:
         # it reaches the threshold exactly when cos reaches ``floor`` (a hair lower, so no pair the
         # bound keeps is lost; the tight bound below decides), one comparison instead of a bound.
         self.floor = np.float32((3 * (threshold - _ROUNDING) - 1) / 2 - 1e-6)
+        self._codes = key_codes([d.name for d in defs])  # whether a pair is mixed, for its tight bound
         self._taken = np.zeros(len(defs), dtype=bool)
         self._fresh = np.zeros(len(defs), dtype=bool)
 
@@ -815,7 +843,7 @@ class Candidates:
         return out
 
     def _among(self, matrix: np.ndarray, new: np.ndarray) -> list[tuple[int, int]]:
-        defs, threshold, descriptions, has, fresh = self.defs, self.threshold, self.descriptions, self.has, self._fresh
+        threshold, descriptions, has, fresh = self.threshold, self.descriptions, self.has, self._fresh
         cols = np.flatnonzero(self._taken | fresh)
         cos = matrix[new] @ matrix[cols].T  # row r is name new[r], column c name cols[c]
         dcos = None
@@ -828,14 +856,13 @@ class Candidates:
         i, j = new[rows], cols[at]
         keep = (~fresh[j] | (j < i)) & (self.classes[i] == self.classes[j])  # two new names: once
         rows, at, i, j = rows[keep], at[keep], i[keep], j[keep]
-        first, second = np.minimum(i, j).tolist(), np.maximum(i, j).tolist()
-        tight = tight_bounds(
-            [defs[a].name for a in first],
-            [defs[b].name for b in second],
-            cos[rows, at],
-            None if dcos is None else dcos[rows, at],
+        first, second = np.minimum(i, j), np.maximum(i, j)
+        # ``tight_bounds``, each pair told whether it is mixed without a Python call per pair
+        tight = score_bounds(
+            cos[rows, at], None if dcos is None else dcos[rows, at], mixed_of_pairs(self._codes, first, second)
         )
-        return [p for p, ok in zip(zip(first, second, strict=True), (tight >= threshold).tolist(), strict=True) if ok]
+        ok = tight >= threshold
+        return list(zip(first[ok].tolist(), second[ok].tolist(), strict=True))
 
 
 CANDIDATE_BLOCK = 1024  # names at a time (``Candidates.take``): one product of at most 1024 x n cosines

@@ -65,12 +65,25 @@ def test_commands_that_do_not_match_never_load_the_model():
 
 
 @pytest.fixture
-def no_model(monkeypatch):
-    monkeypatch.setattr(sentence, "MODEL_PACKAGE", "no_such_model_package")
+def reloaded(monkeypatch):
+    """The model and its caches as a new process finds them, loaded under the patches the test
+    makes with the monkeypatch given (loading is lazy); forgotten again, unpatched, after it."""
     sentence.reset()
-    yield
+    yield monkeypatch
     monkeypatch.undo()
     sentence.reset()
+
+
+@pytest.fixture
+def cache(reloaded, tmp_path):
+    """``reloaded``, with the vector cache (and the built graph) in a folder of the test's own."""
+    reloaded.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+    return tmp_path / "vectors.sqlite3"
+
+
+@pytest.fixture
+def no_model(reloaded):
+    reloaded.setattr(sentence, "MODEL_PACKAGE", "no_such_model_package")
 
 
 def test_without_the_model_matching_falls_back_to_the_lexical_rule_and_says_so_once(no_model, capsys):
@@ -115,77 +128,56 @@ def test_without_the_model_writes_and_search_still_work(no_model, tmp_path, caps
     backend.close()
 
 
-def test_a_damaged_model_is_the_fallback_too(monkeypatch, tmp_path, capsys):
+def test_a_damaged_model_is_the_fallback_too(reloaded, tmp_path, capsys):
     (tmp_path / "model").mkdir()
     (tmp_path / "model" / "model.safetensors").write_bytes(b"not a safetensors file")
     (tmp_path / "__init__.py").write_text("")
-    monkeypatch.setattr(sentence, "model_directory", lambda: tmp_path / "model")
-    sentence.reset()
-    try:
-        assert sentence.model() is None
-        assert sentence.vectors(["x"]) is None
-        assert "the sentence model is unavailable" in capsys.readouterr().err
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    reloaded.setattr(sentence, "model_directory", lambda: tmp_path / "model")
+    assert sentence.model() is None
+    assert sentence.vectors(["x"]) is None
+    assert "the sentence model is unavailable" in capsys.readouterr().err
 
 
-def test_without_onnxruntime_the_model_is_the_fallback(monkeypatch, capsys):
-    monkeypatch.setattr(sentence, "RUNTIME", "no_such_runtime")
-    sentence.reset()
-    try:
-        assert sentence.model() is None
-        assert sentence.vectors(["favorite color"]) is None
-        err = capsys.readouterr().err
-        assert err.count("the sentence model is unavailable") == 1 and "no_such_runtime" in err
-        a, b = Definition("fav_colour", "single", "string", ""), Definition("favorite_color", "single", "string", "")
-        assert matching.pair_score(a, b) >= DEFAULT_THRESHOLD  # the lexical rule still matches spellings
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+def test_without_onnxruntime_the_model_is_the_fallback(reloaded, capsys):
+    reloaded.setattr(sentence, "RUNTIME", "no_such_runtime")
+    assert sentence.model() is None
+    assert sentence.vectors(["favorite color"]) is None
+    err = capsys.readouterr().err
+    assert err.count("the sentence model is unavailable") == 1 and "no_such_runtime" in err
+    a, b = Definition("fav_colour", "single", "string", ""), Definition("favorite_color", "single", "string", "")
+    assert matching.pair_score(a, b) >= DEFAULT_THRESHOLD  # the lexical rule still matches spellings
 
 
-def test_a_runtime_that_fails_to_import_is_the_fallback(monkeypatch, tmp_path, capsys):
+def test_a_runtime_that_fails_to_import_is_the_fallback(reloaded, tmp_path, capsys):
     (tmp_path / "broken_runtime.py").write_text("raise ImportError('libonnxruntime.so: cannot open shared object')\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(sentence, "RUNTIME", "broken_runtime")
-    sentence.reset()
-    try:
-        assert sentence.model() is None
-        assert sentence.embed_texts(["anything"]) is None
-        assert sentence.model() is None  # said once, not tried again
-        err = capsys.readouterr().err
-        assert err.count("the sentence model is unavailable") == 1 and "cannot open shared object" in err
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    reloaded.syspath_prepend(str(tmp_path))
+    reloaded.setattr(sentence, "RUNTIME", "broken_runtime")
+    assert sentence.model() is None
+    assert sentence.embed_texts(["anything"]) is None
+    assert sentence.model() is None  # said once, not tried again
+    err = capsys.readouterr().err
+    assert err.count("the sentence model is unavailable") == 1 and "cannot open shared object" in err
 
 
 def _graph_files(folder):
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("encoder-"))
 
 
-def test_the_built_graph_is_kept_and_a_damaged_one_built_again(monkeypatch, tmp_path):
-    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+def test_the_built_graph_is_kept_and_a_damaged_one_built_again(cache, tmp_path):
+    first = sentence.model().encode(["zip code"])
+    [name] = _graph_files(tmp_path)
+    assert sentence.model().fingerprint in name
+    kept = (tmp_path / name).read_bytes()
+    raw = bytearray(kept)
+    raw[len(raw) // 2] ^= 0xFF  # one byte of a weight flipped
+    (tmp_path / name).write_bytes(bytes(raw))
     sentence.reset()
-    try:
-        first = sentence.model().encode(["zip code"])
-        [name] = _graph_files(tmp_path)
-        assert sentence.model().fingerprint in name
-        kept = (tmp_path / name).read_bytes()
-        raw = bytearray(kept)
-        raw[len(raw) // 2] ^= 0xFF  # one byte of a weight flipped
-        (tmp_path / name).write_bytes(bytes(raw))
-        sentence.reset()
-        assert np.array_equal(sentence.model().encode(["zip code"]), first)
-        assert (tmp_path / name).read_bytes() == kept  # built again, whole
-        (tmp_path / name).write_bytes(kept[:1000])  # half-written
-        sentence.reset()
-        assert np.array_equal(sentence.model().encode(["zip code"]), first)
-        assert _graph_files(tmp_path) == [name]
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    assert np.array_equal(sentence.model().encode(["zip code"]), first)
+    assert (tmp_path / name).read_bytes() == kept  # built again, whole
+    (tmp_path / name).write_bytes(kept[:1000])  # half-written
+    sentence.reset()
+    assert np.array_equal(sentence.model().encode(["zip code"]), first)
+    assert _graph_files(tmp_path) == [name]
 
 
 def test_processes_building_the_graph_at_once_each_get_it_whole(tmp_path):
@@ -209,19 +201,13 @@ def test_processes_building_the_graph_at_once_each_get_it_whole(tmp_path):
     assert hashlib.sha256(raw[32:]).digest() == raw[:32]
 
 
-def test_the_fingerprint_names_the_graph_as_well_as_the_weights(monkeypatch, tmp_path):
-    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
+def test_the_fingerprint_names_the_graph_as_well_as_the_weights(cache, monkeypatch, tmp_path):
+    before = sentence.model()
+    monkeypatch.setattr(encoder_graph, "VERSION", encoder_graph.VERSION + "-next")
     sentence.reset()
-    try:
-        before = sentence.model()
-        monkeypatch.setattr(encoder_graph, "VERSION", encoder_graph.VERSION + "-next")
-        sentence.reset()
-        after = sentence.model()
-        assert after.weights_fingerprint == before.weights_fingerprint
-        assert after.fingerprint != before.fingerprint  # so the vector cache starts over
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    after = sentence.model()
+    assert after.weights_fingerprint == before.weights_fingerprint
+    assert after.fingerprint != before.fingerprint  # so the vector cache starts over
 
 
 def test_the_shipped_activation_ranges_are_the_measured_ones():
@@ -261,7 +247,7 @@ def _safetensors(tensors: dict[str, tuple[str, list[int], bytes]]) -> bytes:
         (lambda: _safetensors({}), {"hidden_size": 768}),
     ],
 )
-def test_weights_that_do_not_fit_are_the_fallback(monkeypatch, tmp_path, capsys, weights, config):
+def test_weights_that_do_not_fit_are_the_fallback(reloaded, tmp_path, capsys, weights, config):
     real = sentence.model_directory()
     d = tmp_path / "model"
     d.mkdir()
@@ -270,54 +256,36 @@ def test_weights_that_do_not_fit_are_the_fallback(monkeypatch, tmp_path, capsys,
     (d / "config.json").write_text(json.dumps(cfg))
     (d / "tokenizer.json").write_bytes((real / "tokenizer.json").read_bytes())
     (d / "model.safetensors").write_bytes(weights())
-    monkeypatch.setattr(sentence, "model_directory", lambda: d)
-    sentence.reset()
-    try:
-        assert sentence.model() is None
-        assert sentence.embed_texts(["favorite color"]) is None
-        assert capsys.readouterr().err.count("the sentence model is unavailable") == 1
-        # matching then uses the lexical rule whole: no bound from another model's vectors
-        a, b = (
-            Definition("native_language", "single", "string", ""),
-            Definition("mother_tongue", "single", "string", ""),
-        )
-        assert matching.near_duplicates({"native_language": a, "mother_tongue": b}) == []
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    reloaded.setattr(sentence, "model_directory", lambda: d)
+    assert sentence.model() is None
+    assert sentence.embed_texts(["favorite color"]) is None
+    assert capsys.readouterr().err.count("the sentence model is unavailable") == 1
+    # matching then uses the lexical rule whole: no bound from another model's vectors
+    a, b = (
+        Definition("native_language", "single", "string", ""),
+        Definition("mother_tongue", "single", "string", ""),
+    )
+    assert matching.near_duplicates({"native_language": a, "mother_tongue": b}) == []
 
 
-def test_a_damaged_vector_cache_is_only_no_cache(monkeypatch, tmp_path):
-    bad = tmp_path / "vectors.sqlite3"
-    bad.write_bytes(b"not a database" * 100)
-    monkeypatch.setenv("RECALL_MODEL_CACHE", str(bad))
-    sentence.reset()
-    try:
-        v = sentence.embed_texts(["zip code", "postal code"])
-        assert v.shape == (2, sentence.DIMENSIONS)
-        assert np.allclose(v, sentence.model().encode(["zip code", "postal code"]), atol=1e-6)
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+def test_a_damaged_vector_cache_is_only_no_cache(cache):
+    cache.write_bytes(b"not a database" * 100)
+    v = sentence.embed_texts(["zip code", "postal code"])
+    assert v.shape == (2, sentence.DIMENSIONS)
+    assert np.allclose(v, sentence.model().encode(["zip code", "postal code"]), atol=1e-6)
 
 
-def test_vectors_come_back_from_the_disk_cache_unchanged(monkeypatch, tmp_path):
-    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
-    sentence.reset()
-    try:
-        import sqlite3
+def test_vectors_come_back_from_the_disk_cache_unchanged(cache, tmp_path):
+    import sqlite3
 
-        first = sentence.embed_texts(["customer tier"])
-        sentence.reset()  # a new process: only the disk cache remains
-        conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
-        [(blob,)] = conn.execute("SELECT vec FROM v WHERE text = 'customer tier'").fetchall()
-        assert np.array_equal(np.frombuffer(blob, dtype="<f4"), first[0])
-        conn.close()
-        again = sentence.embed_texts(["customer tier"])
-        assert np.array_equal(first, again)
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    first = sentence.embed_texts(["customer tier"])
+    sentence.reset()  # a new process: only the disk cache remains
+    conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
+    [(blob,)] = conn.execute("SELECT vec FROM v WHERE text = 'customer tier'").fetchall()
+    assert np.array_equal(np.frombuffer(blob, dtype="<f4"), first[0])
+    conn.close()
+    again = sentence.embed_texts(["customer tier"])
+    assert np.array_equal(first, again)
 
 
 # --- the fast forward pass against the textbook one -------------------------------
@@ -390,46 +358,34 @@ def test_the_int8_graph_gives_the_textbook_vectors_to_its_rounding():
         assert np.abs(got - batched).max() < 1e-5
 
 
-def test_the_disk_cache_holds_vectors_of_this_model_only(monkeypatch, tmp_path):
+def test_the_disk_cache_holds_vectors_of_this_model_only(cache):
     import sqlite3
 
-    path = tmp_path / "vectors.sqlite3"
-    monkeypatch.setenv("RECALL_MODEL_CACHE", str(path))
+    path = cache
+    right = sentence.embed_texts(["customer tier"])[0]
+    conn = sqlite3.connect(path)
+    with conn:  # as another version of the model would have left it
+        conn.execute("UPDATE v SET vec = ?", (np.ones(sentence.DIMENSIONS, dtype="<f4").tobytes(),))
+        conn.execute("UPDATE model SET fingerprint = 'another-model'")
+    conn.close()
     sentence.reset()
-    try:
-        right = sentence.embed_texts(["customer tier"])[0]
-        conn = sqlite3.connect(path)
-        with conn:  # as another version of the model would have left it
-            conn.execute("UPDATE v SET vec = ?", (np.ones(sentence.DIMENSIONS, dtype="<f4").tobytes(),))
-            conn.execute("UPDATE model SET fingerprint = 'another-model'")
-        conn.close()
-        sentence.reset()
-        assert np.array_equal(sentence.embed_texts(["customer tier"])[0], right)
-        conn = sqlite3.connect(path)
-        assert conn.execute("SELECT fingerprint FROM model").fetchall() == [(sentence.model().fingerprint,)]
-        conn.close()
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    assert np.array_equal(sentence.embed_texts(["customer tier"])[0], right)
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT fingerprint FROM model").fetchall() == [(sentence.model().fingerprint,)]
+    conn.close()
 
 
-def test_a_changed_description_is_embedded_again_not_read_from_the_cache(monkeypatch, tmp_path):
+def test_a_changed_description_is_embedded_again_not_read_from_the_cache(cache, tmp_path):
     from recall_engine.vocabulary import definition_text
 
-    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
-    sentence.reset()
-    try:
-        before = definition_text("plan", "The subscription tier the customer is on")
-        after = definition_text("plan", "Something the person intends to do")
-        first = sentence.embed_texts([before])[0]
-        sentence.reset()  # a new process, the description since changed
-        again = sentence.embed_texts([after])[0]
-        assert before != after
-        assert np.allclose(again, sentence.model().encode([after])[0], atol=1e-6)
-        assert float(first @ again) < 0.9
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    before = definition_text("plan", "The subscription tier the customer is on")
+    after = definition_text("plan", "Something the person intends to do")
+    first = sentence.embed_texts([before])[0]
+    sentence.reset()  # a new process, the description since changed
+    again = sentence.embed_texts([after])[0]
+    assert before != after
+    assert np.allclose(again, sentence.model().encode([after])[0], atol=1e-6)
+    assert float(first @ again) < 0.9
 
 
 def test_graph_files_unused_for_a_month_are_removed_when_a_graph_is_built(monkeypatch, tmp_path):
@@ -512,7 +468,23 @@ def test_the_session_runs_on_one_thread_in_order():
     options = sentence.model()._run.__self__.get_session_options()
     assert (options.intra_op_num_threads, options.inter_op_num_threads) == (1, 1)
     assert options.execution_mode == ort.ExecutionMode.ORT_SEQUENTIAL
-    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+
+
+def test_the_session_runs_plain_layer_norms_not_the_slower_fused_ones(tmp_path):
+    # onnxruntime's extended optimisations would fuse each residual's Add + LayerNormalization
+    # into SkipLayerNormalization, whose CPU kernel cost a quarter of a batch (encoder_graph)
+    import onnx
+    import onnxruntime as ort
+
+    enc = sentence.model()
+    d = sentence.model_directory()
+    w = encoder_graph.Weights(d, json.loads((d / "config.json").read_text()))
+    options = enc._run.__self__.get_session_options()
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(encoder_graph.build(w, enc._ranges(w)), options, providers=["CPUExecutionProvider"])
+    ran = {n.op_type for n in onnx.load(str(tmp_path / "optimized.onnx")).graph.node}
+    assert "LayerNormalization" in ran and "SkipLayerNormalization" not in ran
 
 
 def _thp_mode() -> str:
@@ -577,55 +549,43 @@ def test_the_memory_advised_is_what_loading_took(after, before, new):
     assert sentence._new_parts(after, before) == new
 
 
-def test_embedding_as_batches_are_done_gives_embed_texts_vectors_to_the_bit(monkeypatch):
+def test_embedding_as_batches_are_done_gives_embed_texts_vectors_to_the_bit(reloaded):
     # near_duplicates takes names as each of the encoder's batches is done: each position once,
     # a text asked twice at both its positions, cached texts too, and the very vectors (bit for
     # bit) that embed_texts gives the same texts in one call
-    monkeypatch.setenv("RECALL_MODEL_CACHE", "off")
+    reloaded.setenv("RECALL_MODEL_CACHE", "off")
     texts = [f"{w} {v}" for w in ("customer", "shipping", "voice", "budget") for v in ("tier", "plan", "city")] * 30
     texts += ["customer tier", "the postal code of the customer's shipping address, as written", "zip"]
+    whole = sentence.embed_texts(texts)
     sentence.reset()
-    try:
-        whole = sentence.embed_texts(texts)
-        sentence.reset()
-        sentence.embed_texts(texts[:5])  # some cached, the rest embedded
-        seen: list[int] = []
-        got = np.zeros_like(whole)
-        parts = sentence.embed_as_done(texts)
-        for positions, vecs in parts:
-            seen += positions
-            got[positions] = vecs
-            assert sentence.model().encode(["zip"]).shape == (1, sentence.DIMENSIONS)  # may embed meanwhile
-        assert sorted(seen) == list(range(len(texts)))
-        assert np.array_equal(got, whole)
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    sentence.embed_texts(texts[:5])  # some cached, the rest embedded
+    seen: list[int] = []
+    got = np.zeros_like(whole)
+    parts = sentence.embed_as_done(texts)
+    for positions, vecs in parts:
+        seen += positions
+        got[positions] = vecs
+        assert sentence.model().encode(["zip"]).shape == (1, sentence.DIMENSIONS)  # may embed meanwhile
+    assert sorted(seen) == list(range(len(texts)))
+    assert np.array_equal(got, whole)
 
 
-def test_writes_deferred_to_the_end_of_a_block_reach_the_disk_cache(monkeypatch, tmp_path):
+def test_writes_deferred_to_the_end_of_a_block_reach_the_disk_cache(cache, tmp_path):
     # a first vocab suggest writes its vectors once, on a thread, while the rule scores
     import sqlite3
 
-    monkeypatch.setenv("RECALL_MODEL_CACHE", str(tmp_path / "vectors.sqlite3"))
-    sentence.reset()
-    try:
+    def stored() -> set[str]:
+        conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
+        try:
+            return {t for (t,) in conn.execute("SELECT text FROM v")}
+        finally:
+            conn.close()
 
-        def stored() -> set[str]:
-            conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
-            try:
-                return {t for (t,) in conn.execute("SELECT text FROM v")}
-            finally:
-                conn.close()
-
-        with sentence.deferred_writes() as written:
-            v = sentence.embed_texts(["customer tier", "shipping city"])
-            sentence.embed_texts(["voice pitch"])
-            assert stored() == set()  # kept for the end of the block
-        written()
-        assert stored() == {"customer tier", "shipping city", "voice pitch"}
-        sentence.reset()  # a new process reads them back unchanged
-        assert np.array_equal(sentence.embed_texts(["customer tier", "shipping city"]), v)
-    finally:
-        monkeypatch.undo()
-        sentence.reset()
+    with sentence.deferred_writes() as written:
+        v = sentence.embed_texts(["customer tier", "shipping city"])
+        sentence.embed_texts(["voice pitch"])
+        assert stored() == set()  # kept for the end of the block
+    written()
+    assert stored() == {"customer tier", "shipping city", "voice pitch"}
+    sentence.reset()  # a new process reads them back unchanged
+    assert np.array_equal(sentence.embed_texts(["customer tier", "shipping city"]), v)

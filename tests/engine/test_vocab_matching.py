@@ -16,7 +16,7 @@ import pytest
 from benchmarks.bench_matching import confusion, load_pairs, scores
 from recall_admin import vocab
 from recall_admin.vocab import pair_score
-from recall_engine import matching
+from recall_engine import matching, vocabulary
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.registry import Definition, RegistryRecord
@@ -553,11 +553,41 @@ def test_near_duplicates_gives_the_pairs_and_scores_of_the_rule_over_every_pair(
     assert any(name_text(a) == name_text(b) and a != b for a, b, s in scores if s == 1.0)
 
 
+def test_near_duplicates_runs_with_the_cycle_collector_paused_and_leaves_it_as_it_was(monkeypatch):
+    # its candidates, texts and the encoder's batches are thousands of live objects each
+    # collection would walk again (docs/review-queues.md, "Speed"); the answer is the same
+    import gc
+
+    from recall_engine import sentence
+
+    defs = _generated(200, 3)
+    want = matching.near_duplicates(defs)
+    seen: list[bool] = []
+    real = sentence.embed_texts
+
+    def watched(texts):
+        seen.append(gc.isenabled())
+        return real(texts)
+
+    monkeypatch.setattr(sentence, "embed_texts", watched)
+    matching._matrices.clear()
+    assert gc.isenabled()
+    assert matching.near_duplicates(defs) == want
+    assert seen and not any(seen)
+    assert gc.isenabled()
+    gc.disable()  # paused by the program already: left paused
+    try:
+        matching.near_duplicates(defs)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def vectors_cos(vectors, a: str, b: str) -> float:
     return float(vectors[name_text(a)] @ vectors[name_text(b)])
 
 
-def test_the_fast_forms_of_the_rule_agree_with_its_per_pair_steps():
+def test_the_fast_forms_of_the_rule_agree_with_its_per_pair_steps(monkeypatch):
     # the candidate and bound steps read each name's keys once; what they say of a pair must be
     # what the per-pair steps (``_split``, ``same_words``) say
     import itertools
@@ -566,7 +596,9 @@ def test_the_fast_forms_of_the_rule_agree_with_its_per_pair_steps():
 
     from recall_engine.vocabulary import (
         _split,
+        key_codes,
         mixed,
+        mixed_of_pairs,
         opposite_words,
         residual_texts,
         same_words,
@@ -577,11 +609,14 @@ def test_the_fast_forms_of_the_rule_agree_with_its_per_pair_steps():
     pairs = list(itertools.combinations(range(len(names)), 2))
     first, second = np.array([i for i, _ in pairs]), np.array([j for _, j in pairs])
     flags = same_words_of_pairs(names, first, second)
+    mixes = mixed_of_pairs(key_codes(names), first, second)
+    monkeypatch.setattr(vocabulary, "_PAIRS_AT_ONCE", 1000)  # pairs taken a slice at a time: the same
+    assert np.array_equal(mixed_of_pairs(key_codes(names), first, second), mixes)
     counts = {"mixed": 0, "same": 0, "opposite": 0}
-    for (i, j), flag in zip(pairs, flags.tolist(), strict=True):
+    for (i, j), flag, mix in zip(pairs, flags.tolist(), mixes.tolist(), strict=True):
         a, b = names[i], names[j]
         _, _, ra, rb, shared = _split(a, b)
-        assert mixed(a, b) == bool(shared and ra and rb)
+        assert mixed(a, b) == bool(shared and ra and rb) == mix
         assert residual_texts(a, b) == ((" ".join(ra), " ".join(rb)) if shared and ra and rb else None)
         assert flag == same_words(a, b)
         if opposite_words(a) != opposite_words(b):
