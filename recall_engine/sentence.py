@@ -466,12 +466,14 @@ class _DiskCache:
     otherwise embed every registered name again. Any failure only means no cache.
 
     A vector is kept under the exact text embedded, so a name whose description
-    changes reads a new text (``vocabulary.definition_text``) and is embedded again;
-    the file also records which model made its vectors (``Encoder.fingerprint``)
-    and is emptied when another one opens it."""
+    changes reads a new text (``vocabulary.definition_text``) and is embedded again,
+    and under the model that made it (``Encoder.fingerprint``): a process reads only
+    its own model's vectors, even while another installation sharing the folder
+    writes its own. Opening the file drops other models' vectors, so it stays small."""
 
     def __init__(self) -> None:
         self._conn: sqlite3.Connection | None = None
+        self._model = ""  # the fingerprint this process's vectors are kept under
         self._tried = False
         self._lock = threading.Lock()  # one connection; ``deferred_writes`` writes on a thread of its own
         self._held: list[list[tuple[str, np.ndarray]]] = []  # writes kept for later (``deferred_writes``)
@@ -486,19 +488,23 @@ class _DiskCache:
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(where, timeout=2, check_same_thread=False)
-            conn.execute("CREATE TABLE IF NOT EXISTS v (text TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-            conn.execute("CREATE TABLE IF NOT EXISTS model (fingerprint TEXT NOT NULL)")
-            enc = model()
-            mine = enc.fingerprint if enc is not None else ""
-            if [r[0] for r in conn.execute("SELECT fingerprint FROM model")] != [mine]:
-                with conn:  # vectors of other weights (another model version) are not these
-                    conn.execute("DELETE FROM v")
-                    conn.execute("DELETE FROM model")
-                    conn.execute("INSERT INTO model (fingerprint) VALUES (?)", (mine,))
+            self._model = self._fingerprint()
+            with conn:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, text TEXT NOT NULL,"
+                    " vec BLOB NOT NULL, PRIMARY KEY (model, text)) WITHOUT ROWID"
+                )
+                conn.execute("DROP TABLE IF EXISTS v")  # the first layout: one model a file
+                conn.execute("DROP TABLE IF EXISTS model")
+                conn.execute("DELETE FROM vectors WHERE model != ?", (self._model,))
             self._conn = conn
         except (OSError, sqlite3.Error):
             self._conn = None
         return self._conn
+
+    def _fingerprint(self) -> str:
+        enc = model()
+        return enc.fingerprint if enc is not None else ""
 
     def get(self, texts: list[str]) -> dict[str, np.ndarray]:
         with self._lock:
@@ -513,7 +519,8 @@ class _DiskCache:
             for start in range(0, len(texts), 500):
                 chunk = texts[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                for text, blob in conn.execute(f"SELECT text, vec FROM v WHERE text IN ({marks})", chunk):
+                sql = f"SELECT text, vec FROM vectors WHERE model = ? AND text IN ({marks})"
+                for text, blob in conn.execute(sql, [self._model, *chunk]):
                     vec = np.frombuffer(blob, dtype="<f4")
                     if vec.shape == (DIMENSIONS,) and np.all(np.isfinite(vec)):
                         out[text] = vec.astype(np.float32)
@@ -538,8 +545,8 @@ class _DiskCache:
         try:
             with conn:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO v (text, vec) VALUES (?, ?)",
-                    [(t, v.astype("<f4").tobytes()) for t, v in items],
+                    "INSERT OR REPLACE INTO vectors (model, text, vec) VALUES (?, ?, ?)",
+                    [(self._model, t, v.astype("<f4").tobytes()) for t, v in items],
                 )
         except sqlite3.Error:
             pass

@@ -81,6 +81,9 @@ def cache(reloaded, tmp_path):
     return tmp_path / "vectors.sqlite3"
 
 
+ONES = np.ones(sentence.DIMENSIONS, dtype="<f4").tobytes()  # a vector no model makes of these texts
+
+
 @pytest.fixture
 def no_model(reloaded):
     reloaded.setattr(sentence, "MODEL_PACKAGE", "no_such_model_package")
@@ -281,7 +284,7 @@ def test_vectors_come_back_from_the_disk_cache_unchanged(cache, tmp_path):
     first = sentence.embed_texts(["customer tier"])
     sentence.reset()  # a new process: only the disk cache remains
     conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
-    [(blob,)] = conn.execute("SELECT vec FROM v WHERE text = 'customer tier'").fetchall()
+    [(blob,)] = conn.execute("SELECT vec FROM vectors WHERE text = 'customer tier'").fetchall()
     assert np.array_equal(np.frombuffer(blob, dtype="<f4"), first[0])
     conn.close()
     again = sentence.embed_texts(["customer tier"])
@@ -365,14 +368,46 @@ def test_the_disk_cache_holds_vectors_of_this_model_only(cache):
     right = sentence.embed_texts(["customer tier"])[0]
     conn = sqlite3.connect(path)
     with conn:  # as another version of the model would have left it
-        conn.execute("UPDATE v SET vec = ?", (np.ones(sentence.DIMENSIONS, dtype="<f4").tobytes(),))
-        conn.execute("UPDATE model SET fingerprint = 'another-model'")
+        conn.execute("UPDATE vectors SET vec = ?, model = 'another-model'", (ONES,))
     conn.close()
     sentence.reset()
     assert np.array_equal(sentence.embed_texts(["customer tier"])[0], right)
     conn = sqlite3.connect(path)
-    assert conn.execute("SELECT fingerprint FROM model").fetchall() == [(sentence.model().fingerprint,)]
+    assert conn.execute("SELECT DISTINCT model FROM vectors").fetchall() == [(sentence.model().fingerprint,)]
     conn.close()
+
+
+def test_a_process_never_reads_vectors_another_model_wrote_after_it_opened_the_cache(cache):
+    """Two installations share the cache folder (another version of the model, or of the runtime): one
+    opens the file, the other then opens it (dropping the first's vectors) and writes its own vectors of
+    the same texts. The first goes on reading only its own model's."""
+    import sqlite3
+
+    right = sentence.embed_texts(["customer tier"])[0]
+    sentence._cache.clear()  # the process cache forgets; its disk cache stays open
+    conn = sqlite3.connect(cache)
+    with conn:  # what the other installation did meanwhile
+        conn.execute("DELETE FROM vectors")
+        conn.execute("INSERT INTO vectors (model, text, vec) VALUES ('another-model', 'customer tier', ?)", (ONES,))
+    conn.close()
+    assert np.array_equal(sentence.embed_texts(["customer tier"])[0], right)
+
+
+def test_a_cache_file_of_the_first_layout_is_taken_over(cache):
+    import sqlite3
+
+    conn = sqlite3.connect(cache)
+    with conn:  # one model a file: its vectors under the text alone
+        conn.execute("CREATE TABLE v (text TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        conn.execute("CREATE TABLE model (fingerprint TEXT NOT NULL)")
+        conn.execute("INSERT INTO v VALUES ('customer tier', ?)", (ONES,))
+    conn.close()
+    got = sentence.embed_texts(["customer tier"])[0]
+    assert np.allclose(got, sentence.model().encode(["customer tier"])[0], atol=1e-6)
+    conn = sqlite3.connect(cache)
+    tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    conn.close()
+    assert tables == {"vectors"}
 
 
 def test_a_changed_description_is_embedded_again_not_read_from_the_cache(cache, tmp_path):
@@ -577,7 +612,7 @@ def test_writes_deferred_to_the_end_of_a_block_reach_the_disk_cache(cache, tmp_p
     def stored() -> set[str]:
         conn = sqlite3.connect(tmp_path / "vectors.sqlite3")
         try:
-            return {t for (t,) in conn.execute("SELECT text FROM v")}
+            return {t for (t,) in conn.execute("SELECT text FROM vectors")}
         finally:
             conn.close()
 
