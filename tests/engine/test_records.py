@@ -502,3 +502,36 @@ def test_instants_do_calendar_timegm_arithmetic(y: int, mo: int, d: int, h: int,
     from recall_engine.instants import _timegm
 
     assert _timegm(y, mo, d, h, mi, s) == calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+
+
+@given(
+    st.text(min_size=1, max_size=8),
+    st.one_of(st.none(), st.text(max_size=8), st.integers(), st.booleans()),
+    st.booleans(),
+    st.lists(st.tuples(st.text(min_size=1, max_size=5), st.text(min_size=1, max_size=5)), max_size=2),
+    st.text(max_size=5),
+)
+def test_make_event_builds_the_constructors_event(subject, value, retraction, replaces, evidence) -> None:
+    """``make_event`` builds its event as a decoded one is built (records._built): the same
+    event, frozen, hashed and compared as ``Event(...)`` builds it."""
+    reps = tuple(Replace(p, v) for p, v in replaces)
+    e = make_event(subject, "editor", value, AT, retraction=retraction, replaces=reps, evidence=evidence, caused_by="c")
+    by_hand = Event(
+        event_id(subject, "editor", value, retraction, AT),
+        "fact",
+        subject,
+        "editor",
+        value,
+        1.0,
+        "user_stated",
+        retraction,
+        AT,
+        evidence,
+        "",
+        reps,
+        "c",
+    )
+    assert type(e) is Event and e == by_hand and hash(e) == hash(by_hand) and repr(e) == repr(by_hand)
+    assert e.recorded_at is None and e.replaces == reps
+    with pytest.raises(AttributeError):
+        e.value = "other"  # type: ignore[misc]
