@@ -652,7 +652,7 @@ class Belief:
 
 class _UnfrozenBelief:
     """A Belief's slots without its frozen ``__setattr__``, as ``_Unfrozen`` is an Event's:
-    every fold builds its beliefs here, in about a third of the frozen ``__init__``'s time."""
+    every fold builds its beliefs here, in about a quarter of the frozen ``__init__``'s instructions."""
 
     __slots__ = Belief.__slots__
 
