@@ -128,8 +128,13 @@ def collection_paused() -> Iterator[None]:
 
     Everything a batch builds (its pending events, folded pairs and answers) lives until
     the batch ends, so each collection while it grows only walks them again: in a batch
-    of 10,000 statements that was a third of its time (benchmarks/bench_speed.py). Cyclic
-    garbage made meanwhile is collected once the collector runs again."""
+    of 10,000 statements that was a third of its time (benchmarks/bench_speed.py). At the
+    end, what the block made joins the oldest generation at once (``gc.freeze`` then
+    ``gc.unfreeze``), as objects that survived would: the collection the first allocation
+    after the block would otherwise make walked all of them once more (about 5% of a
+    10,000-statement ``remember_many``, docs/benchmarks.md, "Seventh round, writes").
+    Cyclic garbage made meanwhile is collected by the next full collection. A program that
+    froze objects itself keeps them frozen: then the collector is only started again."""
     if not gc.isenabled():
         yield  # paused by an outer batch or by the program: leave it so
         return
@@ -137,7 +142,12 @@ def collection_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        gc.enable()
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.enable()
+            gc.unfreeze()
+        else:
+            gc.enable()
 
 
 def statement_fields(statement: object, index: int) -> dict[str, Any]:

@@ -260,26 +260,8 @@ def prior_values(h: Held, predicate: str, timeline: Timeline) -> tuple[PriorValu
 def _beliefs(held: dict[str, Held], predicate: str, timeline: Timeline) -> list[Belief]:
     out = []
     for h in held.values():
-        b = belief_from_event(h.event, predicate, h.value, promoted=h.promoted)
-        if h.replaced:
-            prior = prior_values(h, predicate, timeline)
-            b = Belief(
-                b.subject,
-                b.predicate,
-                b.value,
-                b.observed_at,
-                b.event_id,
-                b.source,
-                b.confidence,
-                b.kind,
-                b.evidence,
-                b.evidence_id,
-                b.stored_as,
-                prior,
-                (),
-                b.promoted_from,
-            )
-        out.append(b)
+        prior = prior_values(h, predicate, timeline) if h.replaced else ()
+        out.append(belief_from_event(h.event, predicate, h.value, promoted=h.promoted, replaced=prior))
     return out
 
 

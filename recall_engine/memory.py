@@ -623,8 +623,7 @@ class Memory:
         # another pair's statement naming it in ``replaces`` (which would withdraw it at once)
         while t in entry.taken:
             t += 1
-        before = entry.beliefs_at(t, tl)
-        before_keys = [b.key for b in before]  # each belief's key is worked out once
+        before, before_keys = entry.keyed_at(t, tl)
         held = before[before_keys.index(key)] if key in before_keys else None
 
         stored_name = name if (tl.is_merged(name) and tl.canonical(name) == p) else p
@@ -681,8 +680,7 @@ class Memory:
             stored_belief = next((b for b in after if b.key == key), held)
             already = True
         else:
-            after = entry.fold_with([statement, *retractions], t, tl)
-            after_keys = [b.key for b in after]
+            after, after_keys = entry.keyed_with([statement, *retractions], t, tl)
             stored_belief = after[after_keys.index(key)]
             already = False
             gone = set(after_keys)
@@ -768,7 +766,13 @@ class Memory:
             if not statement.replaces and not entry.carrying(statement.key, tl) and not tl.promotions_into(x, s):
                 continue  # it never held the value, the only one an exclusion withdraws (docs/fold.md)
             events = [e for e in entry.events if e.id != statement.id]
-            after = {b.key for b in fold([*events, statement], s, x, tl, t)}
+            # after the write: the kept pair once it holds the statement (its write came back
+            # to the cache), so the pair is folded from scratch only for before it
+            kept = next((e for e in reversed(entry.events) if e.id == statement.id), None)
+            if kept is not None and kept == statement:
+                after = set(entry.keyed_at(t, tl)[1])
+            else:
+                after = {b.key for b in fold([*events, statement], s, x, tl, t)}
             out.extend(b for b in fold(events, s, x, tl, t) if b.key not in after and (x, b.key) not in seen)
         return out
 

@@ -163,11 +163,17 @@ class Entry:
 
     def beliefs_at(self, at: int, tl: Timeline) -> list[Belief]:
         """The fold of the pair at ``at``."""
+        return self.keyed_at(at, tl)[0]
+
+    def keyed_at(self, at: int, tl: Timeline) -> tuple[list[Belief], list[str]]:
+        """``beliefs_at`` and each belief's value key, in the same order (the kept state is
+        keyed by them: a remember looks its value up without working them out again)."""
         if self.last is not None and at < self.last:
-            return fold(self.events, self.subject, self.predicate, tl, at)
+            beliefs = fold(self.events, self.subject, self.predicate, tl, at)
+            return beliefs, [b.key for b in beliefs]
         if self.beliefs is None:
             self.beliefs = self._beliefs_of(self._state(tl), tl)
-        return list(self.beliefs)
+        return list(self.beliefs), list(self._state(tl))
 
     def _beliefs_of(self, held: dict[str, Held], tl: Timeline) -> list[Belief]:
         """``state_beliefs(held, ...)``, reusing the beliefs of held values built before."""
@@ -188,17 +194,22 @@ class Entry:
 
     def fold_with(self, extra: list[Event], at: int, tl: Timeline) -> list[Belief]:
         """The fold at ``at`` of the pair's events and ``extra`` (events just appended, or about to be)."""
+        return self.keyed_with(extra, at, tl)[0]
+
+    def keyed_with(self, extra: list[Event], at: int, tl: Timeline) -> tuple[list[Belief], list[str]]:
+        """``fold_with`` and each belief's value key, in the same order."""
         extra = [e for e in extra if e.id not in self.ids]  # already caught up: folded in
         if not extra:
-            return self.beliefs_at(at, tl)
+            return self.keyed_at(at, tl)
         if (
             self.crossless
             and (self.last is None or (at >= self.last and all(e.observed_at > self.last for e in extra)))
             and all(at >= e.observed_at and not e.replaces for e in extra)
         ):
             held = extend_state(self._state(tl), extra, self.subject, self.predicate, tl)
-            return self._beliefs_of(held, tl)
-        return fold([*self.events, *extra], self.subject, self.predicate, tl, at)
+            return self._beliefs_of(held, tl), list(held)
+        beliefs = fold([*self.events, *extra], self.subject, self.predicate, tl, at)
+        return beliefs, [b.key for b in beliefs]
 
 
 class PairCache:

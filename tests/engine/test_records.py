@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 
 from recall_engine.errors import InvalidEvent, InvalidInput, RecallError
 from recall_engine.instants import NS, format_fixed, format_rfc3339, parse_instant
-from recall_engine.records import Event, Replace, decode_event, event_id, make_event, sort_key
+from recall_engine.records import (
+    Belief,
+    Event,
+    PriorValue,
+    Replace,
+    belief_from_event,
+    decode_event,
+    event_id,
+    make_event,
+    sort_key,
+)
 from recall_engine.registry import RegistryRecord
 from recall_engine.text import is_predicate_name, simple_lower
 from recall_engine.values import format_number, value_key
@@ -502,3 +512,65 @@ def test_instants_do_calendar_timegm_arithmetic(y: int, mo: int, d: int, h: int,
     from recall_engine.instants import _timegm
 
     assert _timegm(y, mo, d, h, mi, s) == calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0))
+
+
+@given(
+    st.text(min_size=1, max_size=8),
+    st.one_of(st.none(), st.text(max_size=8), st.integers(), st.booleans()),
+    st.booleans(),
+    st.lists(st.tuples(st.text(min_size=1, max_size=5), st.text(min_size=1, max_size=5)), max_size=2),
+    st.text(max_size=5),
+)
+def test_make_event_builds_the_constructors_event(subject, value, retraction, replaces, evidence) -> None:
+    """``make_event`` builds its event as a decoded one is built (records._built): the same
+    event, frozen, hashed and compared as ``Event(...)`` builds it."""
+    reps = tuple(Replace(p, v) for p, v in replaces)
+    e = make_event(subject, "editor", value, AT, retraction=retraction, replaces=reps, evidence=evidence, caused_by="c")
+    by_hand = Event(
+        event_id(subject, "editor", value, retraction, AT),
+        "fact",
+        subject,
+        "editor",
+        value,
+        1.0,
+        "user_stated",
+        retraction,
+        AT,
+        evidence,
+        "",
+        reps,
+        "c",
+    )
+    assert type(e) is Event and e == by_hand and hash(e) == hash(by_hand) and repr(e) == repr(by_hand)
+    assert e.recorded_at is None and e.replaces == reps
+    with pytest.raises(AttributeError):
+        e.value = "other"  # type: ignore[misc]
+
+
+@given(st.booleans(), st.booleans(), st.booleans(), st.text(max_size=5))
+def test_belief_from_event_builds_the_constructors_belief(promoted, renamed, with_prior, evidence) -> None:
+    """``belief_from_event`` builds as decoding builds an event (records._UnfrozenBelief):
+    the same belief, frozen, hashed and compared as ``Belief(...)`` builds it."""
+    e = make_event("ann", "editor_name" if renamed else "editor", "Zed", AT, evidence=evidence, evidence_id="ev-1")
+    prior = (PriorValue("vim", AT - 1, "m-1", "user_stated", "editor"),) if with_prior else ()
+    b = belief_from_event(e, "editor", promoted=promoted, replaced=prior)
+    by_hand = Belief(
+        "ann",
+        "editor",
+        "Zed",
+        AT,
+        e.id,
+        "user_stated",
+        1.0,
+        "fact",
+        "Zed" if promoted else evidence,
+        e.id if promoted else "ev-1",
+        "editor_name" if renamed else "",
+        prior,
+        (),
+        e.id if promoted else "",
+    )
+    assert type(b) is Belief and b == by_hand and hash(b) == hash(by_hand) and repr(b) == repr(by_hand)
+    assert b.to_json() == by_hand.to_json()
+    with pytest.raises(AttributeError):
+        b.value = "other"  # type: ignore[misc]

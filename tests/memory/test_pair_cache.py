@@ -53,11 +53,13 @@ class Clock:
 class FromScratch(Entry):
     """A pair's input read from the store just now, every answer folded from scratch."""
 
-    def beliefs_at(self, at, tl):
-        return fold(self.events, self.subject, self.predicate, tl, at)
+    def keyed_at(self, at, tl):  # beliefs_at too
+        beliefs = fold(self.events, self.subject, self.predicate, tl, at)
+        return beliefs, [b.key for b in beliefs]
 
-    def fold_with(self, extra, at, tl):
-        return fold([*self.events, *extra], self.subject, self.predicate, tl, at)
+    def keyed_with(self, extra, at, tl):  # fold_with too
+        beliefs = fold([*self.events, *extra], self.subject, self.predicate, tl, at)
+        return beliefs, [b.key for b in beliefs]
 
     def carrying(self, key, tl):
         return 1  # never "cannot hold the value": every excluded and related pair is folded

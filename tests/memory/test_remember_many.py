@@ -173,3 +173,35 @@ def test_a_batch_pauses_the_cycle_collector_and_leaves_it_as_it_found_it(store):
     finally:
         gc.enable()
     assert sorted(b.value for b in m.read_pair("ann", "goal")) == ["x", "y"]
+
+
+def test_what_a_batch_made_joins_the_oldest_generation(store):
+    """The batch's objects are not walked by a young collection as the collector starts
+    again (they join the oldest generation as survivors would); objects the program froze
+    stay frozen."""
+    import gc
+
+    m = Memory(store, now=Clock())
+    declare(m)
+    statements = [{"subject": f"s{i}", "predicate": "goal", "value": f"v{i}"} for i in range(300)]
+    collections: list[int] = []
+
+    def seen(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        m.remember_many(statements)
+    finally:
+        gc.callbacks.remove(seen)
+    assert gc.isenabled() and collections == []
+    kept = [[i] for i in range(1000)]
+    gc.freeze()  # the program's own frozen objects
+    try:
+        m.remember_many([{"subject": "ann", "predicate": "goal", "value": "z"}])
+        assert gc.isenabled() and gc.get_freeze_count() > 0  # not unfrozen by the batch
+    finally:
+        gc.unfreeze()
+    assert len(kept) == 1000 and [b.value for b in m.read_pair("ann", "goal")] == ["z"]

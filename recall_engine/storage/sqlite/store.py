@@ -9,6 +9,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol
 
 import orjson
@@ -62,6 +63,22 @@ _COUNT_SUBJECTS = (
     "INSERT INTO subject_counts (collection_id, subject, events) VALUES (?, ?, ?) "
     "ON CONFLICT (collection_id, subject) DO UPDATE SET events = events + excluded.events"
 )
+
+
+_INDEXING: tuple[ModuleType, ModuleType] | None = None
+
+
+def _indexing() -> tuple[ModuleType, ModuleType]:
+    """The sentence and vector modules an append renders index rows with, imported at the
+    first append (numpy), then kept: an import statement in the append itself cost about 3 µs
+    every time, a hundredth of a ``remember`` (docs/benchmarks.md, "Seventh round, writes")."""
+    global _INDEXING
+    if _INDEXING is None:
+        from ... import embed
+        from . import vectors
+
+        _INDEXING = (embed, vectors)
+    return _INDEXING
 
 
 class Host(Protocol):
@@ -194,13 +211,13 @@ class SQLiteStore(SearchMixin, Store):
             out.append((ev, body, value_key(ev.value)))
         if not out:
             return out
-        from ...embed import event_text
-        from .vectors import encode_texts
+        embed, vectors_module = _indexing()
+        event_text = embed.event_text
 
         # the search indexes leave some records out (records.UNSEARCHED_SUBJECTS): no vector, no text
         searched = [i for i, p in enumerate(out) if p[0].subject not in UNSEARCHED_SUBJECTS]
         sentences = [event_text(out[i][0]) for i in searched]
-        vectors = encode_texts(sentences) if sentences else []
+        vectors = vectors_module.encode_texts(sentences) if sentences else []
         indexed: list[tuple] = [(None, None)] * len(out)
         for j, i in enumerate(searched):
             ev = out[i][0]
