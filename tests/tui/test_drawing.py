@@ -108,46 +108,60 @@ def test_a_pair_s_detail_is_written_once_per_subject_and_again_after_a_search(ma
     run(scenario())
 
 
-def long_pair(store_url: str, steps: int) -> None:
+def long_pairs(store_url: str, steps: int) -> None:
+    """Two pairs of ``steps`` steps each for the subject ``longhistory`` (lives_in, works_at)."""
     with open_backend(store_url) as backend:
         base = parse_instant("2026-02-01")
         backend.store("memories").append(
             [
-                make_event("longhistory", "lives_in", f"v{k % 7}", base + k * 3_600_000_000_000, source="agent_inferred")
+                make_event("longhistory", p, f"v{k % 7}", base + k * 3_600_000_000_000 + j, source="agent_inferred")
+                for j, p in enumerate(("lives_in", "works_at"))
                 for k in range(steps)
             ]
         )
 
 
-def test_a_long_history_is_measured_in_its_worker_and_drawn_as_before(make_app: Any, store_url: str) -> None:
-    long_pair(store_url, 3 * WIDTH_SAMPLE)
+def test_a_long_history_is_measured_in_its_worker_drawn_as_before_and_not_formatted_again(
+    make_app: Any, store_url: str
+) -> None:
+    long_pairs(store_url, 3 * WIDTH_SAMPLE)
 
     async def scenario() -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
             await choose_pair(pilot, "longhistory", "lives_in")
-            formatted_on_ui: list[int] = []
+            formatted: list[tuple[bool, int]] = []  # (on the UI thread, row)
             getitem = StepRows.__getitem__
 
             def counted(self: StepRows, i: Any) -> Any:
-                if threading.current_thread() is threading.main_thread() and i not in self.cache:
-                    formatted_on_ui.append(i)
+                if i not in self.cache:
+                    formatted.append((threading.current_thread() is threading.main_thread(), i))
                 return getitem(self, i)
 
+            history = app.main.view("history")
+            table = app.main.query_one("#history-table", StepTable)
             StepRows.__getitem__ = counted  # type: ignore[method-assign]
             try:
                 await press(pilot, "enter")
-                history = app.main.view("history")
                 await wait_for(pilot, lambda: history.shown == "lives_in", what="the long history")
                 await idle(pilot)
+                # the UI thread formatted only rows it drew, none that the worker's measuring had formatted
+                assert formatted and sum(ui for ui, _ in formatted) < table.size.height
+                assert table.widths == column_widths(StepRows(history.data), COLUMNS)
+                assert table.cursor_row == 3 * WIDTH_SAMPLE - 1 and "v5" in screen_text(app)
+                first = screen_text(app)
+                for predicate in ("works_at", "lives_in"):  # another pair, then the first again
+                    await press(pilot, "1")
+                    await choose_pair(pilot, "longhistory", predicate)
+                    formatted.clear()
+                    await press(pilot, "enter")
+                    await wait_for(pilot, lambda p=predicate: history.shown == p, what=predicate)
+                    await idle(pilot)
+                # the first pair's history was kept, and its rows with it: not formatted again
+                assert formatted == [] and screen_text(app) == first
             finally:
                 StepRows.__getitem__ = getitem  # type: ignore[method-assign]
-            table = app.main.query_one("#history-table", StepTable)
-            # the UI thread formatted only rows it drew, and none that the worker's measuring had formatted
-            assert len(formatted_on_ui) < table.size.height
-            assert table.widths == column_widths(StepRows(history.data), COLUMNS)
-            assert table.cursor_row == 3 * WIDTH_SAMPLE - 1 and "v5" in screen_text(app)
 
     run(scenario())
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -84,18 +86,43 @@ class Shown:
     in_force: int  # the last step at or before the answer's instant (-1: none)
 
 
+# the rows of the histories browse.pair_history keeps, by their steps: (the steps, their rows, the widths)
+_rows_kept: OrderedDict[int, tuple[Sequence[Any], StepRows, list[int]]] = OrderedDict()
+_rows_lock = threading.Lock()
+
+
 def read_history(memory: Any, subject: str, predicate: str, as_of: int | None, known_at: int | None) -> Shown:
     """Runs in the worker: the history (``browse.pair_history``), and what the table needs before it can draw
     it, the column widths, whose measuring formats the first and last 100 rows. On the UI thread that was
     about a sixth of opening a 1,000-step history (docs/benchmarks.md, "Seventh round")."""
     h = browse.pair_history(memory, subject, predicate, as_of, known_at)
-    rows = StepRows(h)
+    rows, widths = _rows(h)
     in_force = -1
     for i, s in enumerate(h.steps):
         if s.at > h.at:
             break
         in_force = i
-    return Shown(h, rows, column_widths(rows, COLUMNS), in_force)
+    return Shown(h, rows, widths, in_force)
+
+
+def _rows(h: PairHistory) -> tuple[StepRows, list[int]]:
+    """A history's rows and their widths, kept with the histories ``browse.pair_history`` keeps: a kept
+    history hands back the same steps (the same list), whose rows read the same whatever the instant of its
+    answer, so a pair opened again is not formatted again. The entry holds the steps, so its key (their
+    ``id``) cannot name other steps while it is kept."""
+    key = id(h.steps)
+    with _rows_lock:
+        kept = _rows_kept.get(key)
+        if kept is not None and kept[0] is h.steps and kept[1].h.predicate == h.predicate:
+            _rows_kept.move_to_end(key)
+            return kept[1], kept[2]
+    rows = StepRows(h)
+    widths = column_widths(rows, COLUMNS)
+    with _rows_lock:
+        _rows_kept[key] = (h.steps, rows, widths)
+        while len(_rows_kept) > browse.HISTORIES_KEPT:
+            _rows_kept.popitem(last=False)
+    return rows, widths
 
 
 class HistoryView(ServiceCalls, Vertical):
