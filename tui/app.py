@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import sys
 import time
 import traceback
 from typing import Any
@@ -36,10 +35,6 @@ log = logging.getLogger("recall.tui")
 GC_EVERY = 1.0  # seconds between young collections (when there is anything to collect)
 GC_FULL_EVERY = 60  # young collections between full ones
 GC_BACKSTOP = (200_000, 50, 50)  # automatic thresholds kept as a backstop for long runs without a timer
-# How long a thread may hold the GIL while another waits for it (Python's default: 5 ms). Every turn
-# of the UI's event loop lets go of the GIL; while a long preview folds in its worker, the UI thread
-# then waited up to 5 ms to get it back, on every one of the few dozen turns a key takes.
-SWITCH_INTERVAL = 0.0005
 
 
 class RecallApp(ServiceCalls, App[None]):
@@ -162,12 +157,7 @@ class RecallApp(ServiceCalls, App[None]):
     def _open_failed(self, exc: BaseException) -> None:
         self.main.session_failed(*error_text(exc))
 
-    def on_mount(self) -> None:
-        self._switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(SWITCH_INTERVAL)
-
     def on_unmount(self) -> None:
-        sys.setswitchinterval(self._switch_interval)
         if self.session is not None and self._owns_session:
             self.session.close()
 
