@@ -1,11 +1,10 @@
 """What the console draws stays what it was while it draws less (docs/benchmarks.md, "Seventh round"): the
 footer's keys rewritten in place, one-line titles repainted without a layout, a pair's detail written once
-per key, the history's rows measured in its worker, the table's and the timeline's lines kept, and the GIL
-handed to the UI thread sooner."""
+per subject, the history's rows measured in its worker and kept, the table's and the timeline's lines
+kept."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from typing import Any
 
@@ -16,7 +15,6 @@ from textual.widgets._footer import FooterKey
 from recall_engine.instants import parse_instant
 from recall_engine.records import make_event
 from recall_engine.storage import open_backend
-from recall_tui.app import SWITCH_INTERVAL
 from recall_tui.views.history import COLUMNS, StepRows
 from recall_tui.widgets.step_table import WIDTH_SAMPLE, StepTable, column_widths
 from recall_tui.widgets.timeline_chart import TimelineChart
@@ -214,16 +212,3 @@ def test_a_chart_shown_again_is_not_drawn_again_and_is_drawn_the_same(make_app: 
             assert [chart.render_line(y) for y in range(chart.size.height)] == lines
 
     run(scenario())
-
-
-def test_the_console_hands_the_gil_over_sooner_while_it_runs(make_app: Any) -> None:
-    before = sys.getswitchinterval()
-
-    async def scenario() -> None:
-        app = make_app()
-        async with app.run_test(size=SIZE) as pilot:
-            await ready(pilot)
-            assert sys.getswitchinterval() == SWITCH_INTERVAL < before
-
-    run(scenario())
-    assert sys.getswitchinterval() == before  # given back to the process on exit
