@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from typing import Any
 
 from textual.widgets import DataTable, Input
@@ -16,7 +17,7 @@ from recall_tui.screens.confirm import ConfirmScreen
 from recall_tui.screens.form import FormScreen
 from recall_tui.screens.help import HelpScreen
 
-from .conftest import SIZE, press, ready, run, settle, wait_for
+from .conftest import FIXED_NOW, SIZE, press, ready, run, settle, wait_for
 
 
 def keys(values: Any) -> set[str]:
@@ -131,6 +132,40 @@ def test_history_shows_every_step_and_the_timeline(make_app: Any) -> None:
             # ] moves to the next pair and re-reads its history
             await press(pilot, "right_square_bracket")
             await wait_for(pilot, lambda: history.data.predicate == "name")
+
+    run(scenario())
+
+
+def test_a_field_focused_while_the_history_reads_keeps_the_focus(make_app: Any, monkeypatch: Any) -> None:
+    """Enter reads the history first and shows it when read; an instant typed meanwhile (`a`, then the
+    digits) stays in its box. The view once took the focus when it was shown, and the rest of the digits
+    switched views (the flaky snapshot ``TestHistoryScreen::test_history_as_of`` on a busy machine)."""
+    from recall_tui.views import history as history_view
+
+    release = threading.Event()
+    read = history_view.read_history
+
+    def slow_read(*args: Any) -> Any:
+        release.wait(60)  # a busy machine: the read ends after the next keys
+        return read(*args)
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await choose_pair(pilot, "user", "lives_in")
+            monkeypatch.setattr(history_view, "read_history", slow_read)
+            await press(pilot, "enter")
+            await press(pilot, "a", *"2026-06")
+            release.set()
+            history = app.main.view("history")
+            await wait_for(pilot, lambda: history.shown == "lives_in" and app.main.active == "history")
+            box = app.main.query_one("#as-of", Input)
+            assert app.focused is box and box.value == "2026-06"
+            await press(pilot, *"-01", "enter")
+            await wait_for(pilot, lambda: app.settled and history.data is not None and history.data.at < FIXED_NOW)
+            assert box.value == "2026-06-01" and app.as_of == parse_instant("2026-06-01")
+            assert app.main.active == "history" and app.focused is app.main.query_one("#history-table")
 
     run(scenario())
 

@@ -275,11 +275,14 @@ class MainScreen(AppNode, Screen[None]):
         self.stale.discard(name)
         token = object()
         self._reveal = token
+        focused = self.focused
 
         def reveal() -> None:
             if self._reveal is token:
                 self._reveal = None
-                self.show_view(name)
+                # the focus goes to the view only if it is where the key left it: a field focused while the
+                # view read (`a`, then an instant typed) keeps it, and the rest of the instant with it
+                self.show_view(name, focus=self.focused is focused)
 
         self.view(name).refresh_data(self.selection, on_shown=reveal)
         self.set_timer(REVEAL_AFTER, reveal)
