@@ -244,17 +244,22 @@ async def interactions(url: str, moves: int, opens: int, starter: str) -> dict[s
         sidebar.table.focus()
         await wait_for(pilot, lambda: app.focused is sidebar.table)
         busy_samples = []
+        out["busy_cpu"] = busy_cpu = []
         progress_seen: set[float] = set()
         while tray.busy and len(busy_samples) < 200:
             before = main.subject
             try:
-                took = await measure(pilot, "down", lambda before=before: main.subject != before or not tray.busy)
+                took = await measure(
+                    pilot, "down", lambda before=before: main.subject != before or not tray.busy, busy_cpu
+                )
             except TimeoutError:
                 break
             if main.subject != before and tray.busy:
                 busy_samples.append(took)
                 if bar.progress:
                     progress_seen.add(bar.progress)
+            else:
+                busy_cpu.pop()  # the preview ended first: not a key answered while it ran
             if sidebar.table.cursor_row >= len(sidebar.subjects) - 1:
                 sidebar.table.move_cursor(row=0)
             await asyncio.sleep(max(0.0, KEY_EVERY - took))  # a fast operator: a key every 100 ms
@@ -351,6 +356,12 @@ def main() -> None:
         f"next pair with history open p95 {ms(p95(r['history_move_cpu'])).strip()}; history opens p95 "
         f"{ms(p95(r['open_history_cpu'])).strip()}, median {ms(statistics.median(r['open_history_cpu'])).strip()}"
     )
+    if r["busy_cpu"]:
+        print(
+            f"a key during the long preview, CPU (the preview's worker included): median "
+            f"{ms(statistics.median(r['busy_cpu'])).strip()}, p95 {ms(p95(r['busy_cpu'])).strip()}; wall median "
+            f"{ms(statistics.median(r['busy'])).strip()}"
+        )
     print(
         f"long preview: {r['preview_s']:.2f} s over {r['preview_events']:,} events; the progress bar showed "
         f"{r['progress_updates']} distinct value(s); {len(r['busy'])} key(s) answered while it ran"

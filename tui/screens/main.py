@@ -8,7 +8,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, LoadingIndicator, Static, TabbedContent, TabPane, Tabs
+from textual.widgets import Input, Label, LoadingIndicator, Static, TabbedContent, TabPane, Tabs
 
 from recall_engine.instants import parse_instant
 
@@ -22,6 +22,7 @@ from ..views.pairs import PairsView
 from ..views.plan import PlanTray
 from ..views.queues import QueuesView
 from ..views.registry import RegistryView
+from ..widgets.footer import ConsoleFooter
 from ..widgets.subject_list import SubjectList
 from ..widgets.view_tabs import ViewTabs
 
@@ -89,7 +90,7 @@ class MainScreen(AppNode, Screen[None]):
         with Vertical(id="startup"):
             yield LoadingIndicator()
             yield Static("", id="startup-error")
-        yield Footer()
+        yield ConsoleFooter()
 
     @property
     def settled(self) -> bool:

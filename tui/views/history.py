@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Label
 
 from recall_admin import browse
 from recall_admin.browse import PairHistory
@@ -18,7 +20,8 @@ from .. import format as fmt
 from ..actions import bindings
 from ..messages import Selection, ShowView
 from ..services import ServiceCalls
-from ..widgets.step_table import Column, StepTable
+from ..widgets.line import Line
+from ..widgets.step_table import Column, StepTable, column_widths
 from ..widgets.timeline_chart import TimelineChart
 
 ACTION_STYLE = {
@@ -73,6 +76,55 @@ class StepRows(Sequence):
         return row
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A pair's history ready to draw: read, its rows measured and the step in force found off the UI thread."""
+
+    history: PairHistory
+    rows: StepRows
+    widths: list[int]
+    in_force: int  # the last step at or before the answer's instant (-1: none)
+
+
+# the rows of the histories browse.pair_history keeps, by their steps: (the steps, their rows, the widths)
+_rows_kept: OrderedDict[int, tuple[Sequence[Any], StepRows, list[int]]] = OrderedDict()
+_rows_lock = threading.Lock()
+
+
+def read_history(memory: Any, subject: str, predicate: str, as_of: int | None, known_at: int | None) -> Shown:
+    """Runs in the worker: the history (``browse.pair_history``), and what the table needs before it can draw
+    it, the column widths, whose measuring formats the first and last 100 rows. On the UI thread that was
+    about a sixth of opening a 1,000-step history (docs/benchmarks.md, "Seventh round")."""
+    h = browse.pair_history(memory, subject, predicate, as_of, known_at)
+    rows, widths = _rows(h)
+    in_force = -1
+    for i, s in enumerate(h.steps):
+        if s.at > h.at:
+            break
+        in_force = i
+    return Shown(h, rows, widths, in_force)
+
+
+def _rows(h: PairHistory) -> tuple[StepRows, list[int]]:
+    """A history's rows and their widths, kept with the histories ``browse.pair_history`` keeps: a kept
+    history hands back the same steps (the same list), whose rows read the same whatever the instant of its
+    answer, so a pair opened again is not formatted again. The entry holds the steps, so its key (their
+    ``id``) cannot name other steps while it is kept."""
+    key = id(h.steps)
+    with _rows_lock:
+        kept = _rows_kept.get(key)
+        if kept is not None and kept[0] is h.steps and kept[1].h.predicate == h.predicate:
+            _rows_kept.move_to_end(key)
+            return kept[1], kept[2]
+    rows = StepRows(h)
+    widths = column_widths(rows, COLUMNS)
+    with _rows_lock:
+        _rows_kept[key] = (h.steps, rows, widths)
+        while len(_rows_kept) > browse.HISTORIES_KEPT:
+            _rows_kept.popitem(last=False)
+    return rows, widths
+
+
 class HistoryView(ServiceCalls, Vertical):
     BINDINGS = bindings("history")
 
@@ -83,8 +135,8 @@ class HistoryView(ServiceCalls, Vertical):
         self.shown: str = ""  # the predicate whose history is on screen (benchmarks)
 
     def compose(self) -> ComposeResult:
-        yield Label("Choose a pair in Pairs (1) and press Enter.", id="history-title", classes="view-title")
-        yield Label("", id="history-answer")
+        yield Line("Choose a pair in Pairs (1) and press Enter.", id="history-title", classes="view-title")
+        yield Line("", id="history-answer")
         yield TimelineChart(id="timeline")
         yield StepTable(COLUMNS, id="history-table")
 
@@ -93,11 +145,11 @@ class HistoryView(ServiceCalls, Vertical):
         if not subject or not predicate:
             return
         app = self.app
-        self.query_one("#history-title", Label).update(
+        self.query_one("#history-title", Line).update(
             f"[b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b] — reading…"
         )
         self.call_service(
-            browse.pair_history,
+            read_history,
             app.memory,
             subject,
             predicate,
@@ -110,14 +162,15 @@ class HistoryView(ServiceCalls, Vertical):
 
     def _show(
         self,
-        h: PairHistory,
+        shown: Shown,
         as_of: int | None,
         on_shown: Callable[[], None] | None = None,
         known_at: int | None = None,
     ) -> None:
+        h = shown.history
         self.data = h
         known = f", the steps recorded by {fmt.instant(known_at)}" if known_at is not None else ""
-        self.query_one("#history-title", Label).update(
+        self.query_one("#history-title", Line).update(
             f"[b]{fmt.esc(h.subject)}[/b] · [b]{fmt.esc(h.predicate)}[/b] — {len(h.steps)} step(s), oldest first"
             + known
         )
@@ -131,15 +184,10 @@ class HistoryView(ServiceCalls, Vertical):
         answer.append(": ")
         answer.append(fmt.values(h.answer), style="bold green")
         answer.append("   (re-folded at that instant; set it with a)", style="dim")
-        self.query_one("#history-answer", Label).update(answer)
+        self.query_one("#history-answer", Line).update(answer)
         start = h.steps[0].at if h.steps else h.now
         self.query_one(TimelineChart).show(h.spans, start, max(h.now, start + 1), h.at if as_of is not None else None)
-        in_force = -1
-        for i, s in enumerate(h.steps):
-            if s.at > h.at:
-                break
-            in_force = i
-        self.query_one(StepTable).set_rows(StepRows(h), cursor=max(in_force, 0))
+        self.query_one(StepTable).set_rows(shown.rows, cursor=max(shown.in_force, 0), widths=shown.widths)
         self.shown = h.predicate
         self.loaded_at = time.monotonic()
         if on_shown is not None:

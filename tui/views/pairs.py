@@ -9,7 +9,7 @@ from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import DataTable, Static
 
 from recall_admin import browse
 from recall_admin.browse import PairRow
@@ -20,6 +20,7 @@ from .. import format as fmt
 from ..actions import bindings
 from ..messages import PairChosen, Selection
 from ..services import ServiceCalls
+from ..widgets.line import Line
 from ..widgets.table import ConsoleTable
 
 REPLACED = "↺"
@@ -67,9 +68,10 @@ class PairsView(ServiceCalls, Vertical):
         self.hits: list[Belief] = []
         self.loaded_at: float = 0.0  # monotonic time the pairs were last rendered (benchmarks)
         self.sel = Selection()
+        self._detailed: PairRow | None = None  # the row the detail shows
 
     def compose(self) -> ComposeResult:
-        yield Label("", id="pairs-title", classes="view-title")
+        yield Line("", id="pairs-title", classes="view-title")
         pairs: DataTable = ConsoleTable(id="pairs-table", cursor_type="row")
         pairs.add_column("predicate", key="predicate")
         pairs.add_column("answer", key="answer")
@@ -90,7 +92,7 @@ class PairsView(ServiceCalls, Vertical):
         self.sel = sel
         subject = sel.subject
         if subject is None:
-            self.query_one("#pairs-title", Label).update("No subject: the store holds no statements yet.")
+            self.query_one("#pairs-title", Line).update("No subject: the store holds no statements yet.")
             return
         self.call_service(
             browse.subject_pairs,
@@ -120,7 +122,7 @@ class PairsView(ServiceCalls, Vertical):
                 key=r.predicate,
             )
         as_of = self.sel.as_of
-        self.query_one("#pairs-title", Label).update(
+        self.query_one("#pairs-title", Line).update(
             f"[b]{fmt.esc(subject)}[/b] — {len(rows)} pair(s), answers as of {fmt.instant(as_of)}"
             f"   [dim]{REPLACED} replaced earlier · {ELSEWHERE} held elsewhere[/dim]"
         )
@@ -130,12 +132,14 @@ class PairsView(ServiceCalls, Vertical):
             self._detail(rows[index])
             self.post_message(PairChosen(subject, rows[index].predicate))
         else:
-            self.query_one("#pair-detail", Static).update(Text("This subject has no pairs.", style="dim"))
+            self._show_detail(Text("This subject has no pairs.", style="dim"))
         if not self.loaded_at:
             self.app.first_screen_ready()
         self.loaded_at = time.monotonic()
 
     def _detail(self, row: PairRow) -> None:
+        if row is self._detailed:
+            return  # shown already (the cursor put on it reports it again): each new text lays the screen out
         parts: list[Any] = [Text(f"{fmt.text(row.subject)} · {fmt.text(row.predicate)}", style="bold")]
         if row.beliefs:
             parts.extend(belief_detail(b) for b in row.beliefs)
@@ -149,7 +153,12 @@ class PairsView(ServiceCalls, Vertical):
             )
         if len(row.stored_names) > 1 or (row.stored_names and row.stored_names[0] != row.predicate):
             parts.append(Text("stored under: " + fmt.text(", ".join(row.stored_names)), style="magenta"))
-        self.query_one("#pair-detail", Static).update(Group(*parts))
+        self._show_detail(Group(*parts), row)
+
+    def _show_detail(self, content: Any, row: PairRow | None = None) -> None:
+        """Put ``content`` below the table (``row``: the pair it details, so it is not written twice)."""
+        self._detailed = row
+        self.query_one("#pair-detail", Static).update(content)
 
     @property
     def current(self) -> PairRow | None:
@@ -169,7 +178,7 @@ class PairsView(ServiceCalls, Vertical):
                 self.post_message(PairChosen(row.subject, row.predicate))
         elif event.data_table.id == "search-table" and 0 <= event.cursor_row < len(self.hits):
             b = self.hits[event.cursor_row]
-            self.query_one("#pair-detail", Static).update(
+            self._show_detail(
                 Group(
                     Text(f"{fmt.text(b.subject)} · {fmt.text(b.predicate)}", style="bold"),
                     belief_detail(b),
@@ -203,7 +212,7 @@ class PairsView(ServiceCalls, Vertical):
         if not text:
             self.close_search()
             return
-        self.query_one("#pairs-title", Label).update(f"searching for [b]{fmt.esc(text)}[/b]…")
+        self.query_one("#pairs-title", Line).update(f"searching for [b]{fmt.esc(text)}[/b]…")
         self.call_service(
             engine_search,
             self.app.memory,
@@ -231,13 +240,13 @@ class PairsView(ServiceCalls, Vertical):
             )
         self.query_one("#pairs-table", DataTable).display = False
         table.display = True
-        self.query_one("#pairs-title", Label).update(
+        self.query_one("#pairs-title", Line).update(
             f"{len(hits)} answer(s) for [b]{fmt.esc(text)}[/b], as of {fmt.instant(self.app.as_of)}"
             "   [dim]Enter: history · Escape: back to the pairs[/dim]"
         )
         table.focus()
         if not hits:
-            self.query_one("#pair-detail", Static).update(Text("Nothing found.", style="dim"))
+            self._show_detail(Text("Nothing found.", style="dim"))
 
     def close_search(self) -> bool:
         hits = self.query_one("#search-table", DataTable)

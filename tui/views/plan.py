@@ -46,6 +46,7 @@ from ..screens.confirm import ConfirmScreen
 from ..screens.form import Field, FormScreen
 from ..services import ServiceCalls, error_text
 from ..staging import Recipe, plan_file
+from ..widgets.line import Line
 from ..widgets.table import ConsoleTable
 
 MAX_ROWS = 1000  # changes listed in the table; the counts cover every one
@@ -130,7 +131,7 @@ class PlanTray(ServiceCalls, Vertical):
         self._last_progress = 0.0
 
     def compose(self) -> ComposeResult:
-        yield Label(
+        yield Line(
             "No plan staged. Stage one from the Registry (5) or the review queues (6), or open a plan file (O).",
             id="plan-title",
             classes="view-title",
@@ -142,7 +143,7 @@ class PlanTray(ServiceCalls, Vertical):
         yield tray
         with Horizontal(id="plan-progress-row"):
             yield ProgressBar(id="plan-progress", show_eta=False)
-            yield Label("", id="plan-progress-label")
+            yield Line("", id="plan-progress-label")
         with Horizontal(id="plan-bar", classes="bar"):
             yield Label("compare as of", classes="bar-label")
             yield Input(placeholder="a day or RFC3339 (c)", id="plan-as-of", compact=True)
@@ -339,7 +340,7 @@ class PlanTray(ServiceCalls, Vertical):
         self.query_one("#plan-progress", ProgressBar).update(
             total=max(total, read, 1) if total else None, progress=read
         )
-        self.query_one("#plan-progress-label", Label).update(
+        self.query_one("#plan-progress-label", Line).update(
             f"{read:,} event(s) read" if total else "reading the affected pairs…"
         )
 
@@ -360,7 +361,7 @@ class PlanTray(ServiceCalls, Vertical):
 
     def _show_selected(self) -> None:
         s = self.selected
-        title = self.query_one("#plan-title", Label)
+        title = self.query_one("#plan-title", Line)
         self.query_one("#plan-progress-row").display = bool(s and s.busy)
         summary = self.query_one("#plan-summary", Static)
         ro = Text(f"\n{READ_ONLY}", style="bold yellow") if self.app.read_only else Text("")
@@ -630,7 +631,7 @@ class PlanTray(ServiceCalls, Vertical):
             return
         s.busy = True
         self._buttons()
-        self.query_one("#plan-title", Label).update(f"Applying [b]{fmt.esc(s.preview.plan.title)}[/b]…")
+        self.query_one("#plan-title", Line).update(f"Applying [b]{fmt.esc(s.preview.plan.title)}[/b]…")
         self.call_service(
             governance.apply,
             self.app.memory,
@@ -646,7 +647,7 @@ class PlanTray(ServiceCalls, Vertical):
         self._drop(s)
         text = render_plan.render_applied(result)
         rest = f" {len(self.entries)} plan(s) still staged." if self.entries else " Nothing is staged."
-        self.query_one("#plan-title", Label).update(f"Applied: [b]{fmt.esc(title)}[/b].{rest}")
+        self.query_one("#plan-title", Line).update(f"Applied: [b]{fmt.esc(title)}[/b].{rest}")
         self.query_one("#plan-summary", Static).update(text)
         self._changes([])
         self.app.notify(text.plain, title="applied", markup=False)
@@ -675,7 +676,7 @@ class PlanTray(ServiceCalls, Vertical):
         self._drop(s)
         self._show_selected()
         if self.selected is None:
-            self.query_one("#plan-title", Label).update(
+            self.query_one("#plan-title", Line).update(
                 f"Discarded [b]{fmt.esc(s.recipe.title)}[/b]; nothing was written."
             )
         self._buttons()

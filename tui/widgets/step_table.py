@@ -34,6 +34,21 @@ class Column:
     max_width: int = 40
 
 
+def column_widths(rows: Sequence[Sequence[Cell]], columns: Sequence[Column]) -> list[int]:
+    """Each column's width: its widest cell (capped at the column's ``max_width``), never narrower than its
+    label. A long sequence is measured on its first and last ``WIDTH_SAMPLE`` rows. Pure: a view may call
+    it in its worker, with the rows it read, so the UI thread only draws (docs/benchmarks.md, "Seventh
+    round")."""
+    widths = [cell_len(c.label) for c in columns]
+    n = len(rows)
+    sample = range(n) if n <= 2 * WIDTH_SAMPLE else [*range(WIDTH_SAMPLE), *range(n - WIDTH_SAMPLE, n)]
+    for row in (rows[i] for i in sample):
+        for i, (text, _) in enumerate(row):
+            if len(text) > widths[i]:  # cheap first; cell_len only where it matters
+                widths[i] = min(columns[i].max_width, cell_len(text))
+    return widths
+
+
 class StepTable(ScrollView, can_focus=True):
     """Rows of (text, style) cells; only the visible ones are formatted."""
 
@@ -73,6 +88,10 @@ class StepTable(ScrollView, can_focus=True):
         self.widths = [cell_len(c.label) for c in self.columns]
         self._styles: dict[str, Style] = {}
         self._lines: dict[int, list[Segment]] = {}
+        # the lines drawn, by (row, scroll x, width, under the cursor): a frame that redraws the table (a
+        # layout, the view shown again) reuses them; a new style (focus, theme) or new rows clear them
+        self._strips: dict[tuple[int, int, int, bool], Strip] = {}
+        self._base: Style | None = None  # the widget's style; Textual computes it from every ancestor per call
         self._center = False  # centre the cursor once the table has a size
 
     # --- data ------------------------------------------------------------------------
@@ -81,24 +100,18 @@ class StepTable(ScrollView, can_focus=True):
     def row_count(self) -> int:
         return len(self.rows)
 
-    def set_rows(self, rows: Sequence[Sequence[Cell]], cursor: int = 0) -> None:
-        """Replace every row; widths come from the data (capped per column).
+    def set_rows(self, rows: Sequence[Sequence[Cell]], cursor: int = 0, widths: list[int] | None = None) -> None:
+        """Replace every row; widths come from the data (capped per column): ``widths`` when given (measured
+        with ``column_widths`` off the UI thread), else measured here.
 
         ``rows`` may be a lazy sequence that formats a row when it is indexed: widths are then
         taken from the first and last ``WIDTH_SAMPLE`` rows, and only visible rows are formatted.
         """
         self.rows = rows if not isinstance(rows, (list, tuple)) else list(rows)
         self._lines.clear()
-        widths = [cell_len(c.label) for c in self.columns]
-        n = len(self.rows)
-        sample = range(n) if n <= 2 * WIDTH_SAMPLE else [*range(WIDTH_SAMPLE), *range(n - WIDTH_SAMPLE, n)]
-        for row in (self.rows[i] for i in sample):
-            for i, (text, _) in enumerate(row):
-                n = len(text)  # cheap first; cell_len only where it matters
-                if n > widths[i]:
-                    widths[i] = min(self.columns[i].max_width, cell_len(text))
-        self.widths = widths
-        total = sum(widths) + GAP * (len(widths) - 1) + 1
+        self._strips.clear()
+        self.widths = widths if widths is not None else column_widths(self.rows, self.columns)
+        total = sum(self.widths) + GAP * (len(self.widths) - 1) + 1
         self.virtual_size = Size(total, len(self.rows) + 1)
         self.cursor_row = max(0, min(cursor, len(self.rows) - 1))
         self._center = True
@@ -136,10 +149,20 @@ class StepTable(ScrollView, can_focus=True):
             line = self._lines[index] = [Segment(" ")] + self._cells(self.rows[index])
         return line
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()
+        self._base = None
+
+    @property
+    def _base_style(self) -> Style:
+        if self._base is None:
+            self._base = self.rich_style
+        return self._base
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         scroll_x, scroll_y = self.scroll_offset
-        base = self.rich_style
         if y == 0:
             header = self.get_component_rich_style("step-table--header")
             segments = [Segment(" ")] + self._cells([(c.label, "") for c in self.columns])
@@ -147,12 +170,14 @@ class StepTable(ScrollView, can_focus=True):
             return strip.extend_cell_length(width, header)
         index = scroll_y + y - 1
         if index >= len(self.rows):
-            return Strip.blank(width, base)
-        strip = Strip(self._row_segments(index)).crop(scroll_x, scroll_x + width)
-        if index == self.cursor_row:
-            cursor = self.get_component_rich_style("step-table--cursor")
-            return strip.apply_style(cursor).extend_cell_length(width, cursor)
-        return strip.apply_style(base).extend_cell_length(width, base)
+            return Strip.blank(width, self._base_style)
+        key = (index, scroll_x, width, index == self.cursor_row)
+        drawn = self._strips.get(key)
+        if drawn is None:
+            strip = Strip(self._row_segments(index)).crop(scroll_x, scroll_x + width)
+            style = self.get_component_rich_style("step-table--cursor") if key[3] else self._base_style
+            drawn = self._strips[key] = strip.apply_style(style).extend_cell_length(width, style)
+        return drawn
 
     # --- cursor ----------------------------------------------------------------------
 

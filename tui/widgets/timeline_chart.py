@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from typing import Any
+
 from rich.text import Text
+from textual.strip import Strip
 from textual.widget import Widget
 
 from recall_admin.browse import HeldSpan
@@ -12,6 +16,7 @@ from .. import format as fmt
 LABEL = 18
 MAX_ROWS = 6
 PALETTE = ("green", "cyan", "magenta", "yellow", "blue", "red")
+KEPT = 8  # charts kept drawn, as many as the pair histories browse.pair_history keeps
 
 
 class TimelineChart(Widget):
@@ -27,15 +32,46 @@ class TimelineChart(Widget):
         self.start = 0
         self.end = 0
         self.as_of: int | None = None
+        self._text: tuple[int, Text, Any] | None = None  # (width, the chart's text, a key of what it shows)
+        self._drawn: OrderedDict[Any, list[Strip]] = OrderedDict()
 
     def show(self, spans: list[HeldSpan], start: int, end: int, as_of: int | None) -> None:
         self.spans, self.start, self.end, self.as_of = spans, start, max(end, start + 1), as_of
+        self._text = None
         height = min(len(spans), MAX_ROWS) + 2 + (1 if len(spans) > MAX_ROWS else 0)
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height  # a new height lays the view out again; the same one only repaints
         self.refresh()
 
+    def render_line(self, y: int) -> Strip:
+        """The chart's lines as Textual drew them from ``render``, kept by what they show (the text, its
+        styles), size and style: a chart shown again (a pair opened again, ``[`` back to it) is not drawn
+        again. Building the text is cheap; Textual turning its ~600 styled cells into lines took about a
+        third of the UI thread's time in opening a history (docs/benchmarks.md, "Seventh round"). The text,
+        not the data, is the key: the chart ends now, and a later now mostly draws the same cells."""
+        key = (self._chart()[2], self.size, self.visual_style)
+        lines = self._drawn.get(key)
+        if lines is None:
+            self._render_content()  # what Widget.render_line does when the widget was refreshed: draw now
+            lines = self._drawn[key] = [super(TimelineChart, self).render_line(i) for i in range(self.size.height)]
+            while len(self._drawn) > KEPT:
+                self._drawn.popitem(last=False)
+        else:
+            self._drawn.move_to_end(key)
+        return lines[y] if y < len(lines) else Strip.blank(self.size.width, self.visual_style.rich_style)
+
     def render(self) -> Text:
+        return self._chart()[1].copy()
+
+    def _chart(self) -> tuple[int, Text, Any]:
+        """The chart's text at the current width, built once per data and width."""
+        width = self.size.width
+        if self._text is None or self._text[0] != width:
+            text = self._draw()
+            self._text = (width, text, (text.plain, tuple(text.spans)))
+        return self._text
+
+    def _draw(self) -> Text:
         if not self.spans:
             return Text("no value was ever held", style="dim")
         width = max(10, self.size.width - LABEL)
