@@ -488,7 +488,8 @@ class _DiskCache:
         try:
             where.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(where, timeout=2, check_same_thread=False)
-            self._model = self._fingerprint()
+            enc = model()
+            self._model = enc.fingerprint if enc is not None else ""
             with conn:
                 conn.execute(
                     "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, text TEXT NOT NULL,"
@@ -501,10 +502,6 @@ class _DiskCache:
         except (OSError, sqlite3.Error):
             self._conn = None
         return self._conn
-
-    def _fingerprint(self) -> str:
-        enc = model()
-        return enc.fingerprint if enc is not None else ""
 
     def get(self, texts: list[str]) -> dict[str, np.ndarray]:
         with self._lock:

@@ -113,7 +113,7 @@ def _rows(h: PairHistory) -> tuple[StepRows, list[int]]:
     key = id(h.steps)
     with _rows_lock:
         kept = _rows_kept.get(key)
-        if kept is not None and kept[0] is h.steps and kept[1].h.predicate == h.predicate:
+        if kept is not None and kept[0] is h.steps:
             _rows_kept.move_to_end(key)
             return kept[1], kept[2]
     rows = StepRows(h)

@@ -9,14 +9,13 @@ from rich.text import Text
 from textual.strip import Strip
 from textual.widget import Widget
 
-from recall_admin.browse import HeldSpan
+from recall_admin.browse import HISTORIES_KEPT, HeldSpan
 
 from .. import format as fmt
 
 LABEL = 18
 MAX_ROWS = 6
 PALETTE = ("green", "cyan", "magenta", "yellow", "blue", "red")
-KEPT = 8  # charts kept drawn, as many as the pair histories browse.pair_history keeps
 
 
 class TimelineChart(Widget):
@@ -54,7 +53,7 @@ class TimelineChart(Widget):
         if lines is None:
             self._render_content()  # what Widget.render_line does when the widget was refreshed: draw now
             lines = self._drawn[key] = [super(TimelineChart, self).render_line(i) for i in range(self.size.height)]
-            while len(self._drawn) > KEPT:
+            while len(self._drawn) > HISTORIES_KEPT:  # as many charts as the histories browse keeps
                 self._drawn.popitem(last=False)
         else:
             self._drawn.move_to_end(key)
