@@ -564,6 +564,70 @@ def test_append_many_atomic_writes_nothing_when_a_late_batch_fails(db):
         assert store.index_problems() == []
 
 
+def _rows_of(conn: sqlite3.Connection, cid: int) -> dict[str, list[tuple]]:
+    """A collection's rows in every table an append writes, positions as ranks in the collection."""
+    ranked = "(SELECT position, ROW_NUMBER() OVER (ORDER BY position) AS n FROM events WHERE collection_id = ?) AS r"
+    return {
+        "events": conn.execute(
+            "SELECT n, id, subject, predicate, value_key, retraction, observed_at, body FROM events "
+            f"JOIN {ranked} USING (position) ORDER BY position",
+            (cid,),
+        ).fetchall(),
+        "order": conn.execute(
+            "SELECT id FROM events WHERE collection_id = ? ORDER BY recorded_at, position", (cid,)
+        ).fetchall(),
+        "vectors": conn.execute(
+            f"SELECT n, observed_at, vector FROM event_vectors_{cid} JOIN {ranked} USING (position) ORDER BY position",
+            (cid,),
+        ).fetchall(),
+        "words": conn.execute(f"SELECT term, doc, cnt FROM event_vocab_{cid} ORDER BY term").fetchall(),
+        "replaces": conn.execute(
+            "SELECT subject, predicate, event_id FROM event_replaces WHERE collection_id = ? ORDER BY 1, 2, 3", (cid,)
+        ).fetchall(),
+        "subjects": conn.execute(
+            "SELECT subject, events FROM subject_counts WHERE collection_id = ? ORDER BY subject", (cid,)
+        ).fetchall(),
+        "count": conn.execute("SELECT events FROM collections WHERE id = ?", (cid,)).fetchall(),
+    }
+
+
+def test_an_atomic_append_many_writes_what_appends_write_and_keeps_the_guard(db):
+    """The atomic bulk path (``import``) places its batches from watermarks read once, writes
+    the counts and replaces rows at the end and lifts the guard trigger while it inserts:
+    the rows are a plain append's, into a collection that holds events and one that does
+    not, and the guard is back as stored, after a failed import too."""
+    held = [ev(f"user {i % 3}", "likes", f"x{i}", i) for i in range(4)]
+    batch = (
+        [ev(f"user {i % 5}", "likes", f"y{i}", 10 + i) for i in range(9)]
+        + held[1:3]  # stored before: skipped
+        + [ev("user 1", "likes", "tea", 30, replaces=[Replace("likes", "y1"), Replace("likes", "x1")])]
+        + [ev("user 2", "likes", "y2", 12)]  # a repeat within the import, in a later batch
+        + [ev(f"user {i}", "uses", "python", 40 + i) for i in range(4)]
+    )
+    with open_backend(str(db)) as b:
+        conn = b.conn()
+        guard = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_no_replace'").fetchone()
+        for name, first in (("held", held), ("fresh", [])):
+            plain, bulk = b.store(f"{name}-appended"), b.store(f"{name}-imported")
+            for store in (plain, bulk):
+                store.append(first)
+            for e in batch:
+                plain.append([e])
+            assert bulk.append_many(batch, batch_size=4, atomic=True) == len(batch) - (2 if first else 0) - 1
+            assert _rows_of(conn, bulk.cid) == _rows_of(conn, plain.cid)
+            assert bulk.index_problems() == []
+        raw(db).execute(
+            "CREATE TRIGGER refuse_boom BEFORE INSERT ON events WHEN NEW.subject = 'boom' "
+            "BEGIN SELECT RAISE(ABORT, 'refused by a test trigger'); END"
+        )
+        with pytest.raises(StorageError):
+            b.store("refused").append_many([*batch, ev("boom", "likes", "y", 9)], batch_size=4, atomic=True)
+        assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'events_no_replace'").fetchone() == guard
+    with raw(db) as c:  # the guard refuses as it always has
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            c.execute("INSERT OR REPLACE INTO events SELECT * FROM events LIMIT 1")
+
+
 # --- search details ----------------------------------------------------------------------
 
 

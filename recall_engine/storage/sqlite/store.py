@@ -81,6 +81,52 @@ def _indexing() -> tuple[ModuleType, ModuleType]:
     return _INDEXING
 
 
+class _Bulk:
+    """What the batches of one atomic ``append_many`` keep between them: the watermarks,
+    read once under its write lock (as ``_place`` reads them for each batch, and finds
+    them where the batch before left them), and the counts, written once at the end."""
+
+    def __init__(self, conn: sqlite3.Connection, cid: int, known: set[str] | None) -> None:
+        seq, top, _mine, last = conn.execute(_WATERMARKS, (cid,)).fetchone()
+        self.base = max(seq or 0, top or 0)  # the last position drawn
+        self.recorded: int | None = last  # the collection's latest recorded instant
+        self.known = known  # every id an empty collection holds (then none is looked up)
+        self.subjects: dict[str, int] = {}
+        self.events = 0
+        self.links: list[tuple[int, str, str, str]] = []
+
+    def finish(self, conn: sqlite3.Connection, cid: int) -> None:
+        """The collection's and its subjects' counts, as the batches' own updates would
+        leave them, and the rows of ``replaces``."""
+        if self.links:
+            conn.executemany(
+                "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", self.links
+            )
+        if self.events:
+            conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (self.events, cid))
+            conn.executemany(_COUNT_SUBJECTS, [(cid, subject, n) for subject, n in self.subjects.items()])
+
+
+def _lift(conn: sqlite3.Connection, triggers: list[str]) -> list[str]:
+    """Drop the named triggers inside the caller's transaction; their SQL as stored, to
+    create them again, the same, before it commits (a failure takes the drop back).
+
+    An atomic import lifts the guard ``events_no_replace`` while it inserts: the guard
+    refuses an insert that would collide with a stored position or id, which only
+    ``INSERT OR REPLACE`` could otherwise make, and costs two lookups a row. The import's
+    plain ``INSERT`` of positions drawn above every stored one and of ids it found absent
+    would be refused by the primary key and the unique id index anyway, and no other
+    writer inserts while it holds the write lock; every other connection sees the guard
+    all along (docs/benchmarks.md, "Eighth round, bulk import")."""
+    lifted = []
+    for name in triggers:
+        row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (name,)).fetchone()
+        if row is not None and row[0]:
+            conn.execute(f"DROP TRIGGER {name}")
+            lifted.append(row[0])
+    return lifted
+
+
 class Host(Protocol):
     """What a collection needs from its backend (backend.py): this thread's connection,
     and how the file was opened."""
@@ -349,19 +395,21 @@ class SQLiteStore(SearchMixin, Store):
         Into a file that holds no event yet, the secondary indexes are dropped first and
         built once at the end (sorting once is far faster than upkeep row by row); the
         unique id index stays, so duplicates are still skipped. If the process dies
-        before the end, the next open of the store builds the missing indexes."""
+        before the end, the next open of the store builds the missing indexes.
+        An atomic one places its batches with ``_place_bulk`` (the rows ``_insert`` would
+        write), and lifts the guard trigger while it inserts (``_lift``)."""
         self._refuse_write()
         if batch_size < 1:
             raise InvalidInput(f"batch_size must be at least 1, got {batch_size}")
         conn = self._conn()
         deferred = conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is None
         read = written = 0
-        known: set[str] | None = None  # an atomic import into an empty collection: every id it holds
+        bulk: _Bulk | None = None  # an atomic import: what its batches keep between them
 
         def write(prepared: list[tuple], upto: int) -> None:
             nonlocal written
-            if atomic:
-                written += self._insert(conn, prepared, known)
+            if bulk is not None:
+                written += self._place_bulk(conn, prepared, bulk)
             else:
                 with self._write() as c:
                     written += self._insert(c, prepared)
@@ -399,12 +447,16 @@ class SQLiteStore(SearchMixin, Store):
                     if deferred:
                         for name in SECONDARY_INDEXES:
                             c.execute(f"DROP INDEX IF EXISTS {name}")
-                    if (
+                    empty = (
                         c.execute("SELECT 1 FROM events WHERE collection_id = ? LIMIT 1", (self.cid,)).fetchone()
                         is None
-                    ):
-                        known = set()
+                    )
+                    bulk = _Bulk(c, self.cid, set() if empty else None)
+                    lifted = _lift(c, ["events_no_replace"])
                     run()
+                    for sql in lifted:  # as they were, inside the same transaction
+                        c.execute(sql)
+                    bulk.finish(c, self.cid)
                     if deferred:
                         for sql in SECONDARY_INDEXES.values():
                             c.execute(sql)
@@ -430,6 +482,74 @@ class SQLiteStore(SearchMixin, Store):
             finally:
                 conn.execute(f"PRAGMA busy_timeout = {int(busy)}")
         return written
+
+    def _place_bulk(self, conn: sqlite3.Connection, prepared: list[tuple], bulk: _Bulk) -> int:
+        """``_insert`` of one batch of an atomic ``append_many``, inside its one transaction;
+        the same rows, drawn from watermarks read once for the whole import (each batch
+        moves them as ``_place`` finds them moved), with the counts written at the end
+        (``_Bulk.finish``) instead of once a batch. Returns how many events were new."""
+        cid = self.cid
+        stored = bulk.known
+        if stored is None:  # a collection that held events: this batch's ids looked up
+            stored = set()
+            for chunk in chunks(unique([p[0].id for p in prepared])):
+                stored.update(
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT id FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})",
+                        (cid, *chunk),
+                    )
+                )
+        fresh = []
+        add = stored.add
+        for p in prepared:
+            eid = p[0].id
+            if eid not in stored:
+                add(eid)
+                fresh.append(p)
+        if not fresh:
+            return 0
+        base = bulk.base
+        recorded = bulk.recorded = recorded_instant(clock.now_ns(), bulk.recorded)
+        rows = [
+            (
+                base + i,
+                cid,
+                ev.id,
+                ev.subject,
+                ev.predicate,
+                key,
+                1 if ev.retraction else 0,
+                ev.observed_at,
+                body,
+                recorded,
+            )
+            for i, (ev, body, key, _vector, _text) in enumerate(fresh, 1)
+        ]
+        bulk.base = base + len(fresh)
+        texts = [(base + i, p[4]) for i, p in enumerate(fresh, 1) if p[4] is not None]
+        vectors = [(base + i, p[0].observed_at, p[3]) for i, p in enumerate(fresh, 1) if p[4] is not None]
+        bulk.links.extend(
+            (cid, ev.subject, name, ev.id)
+            for ev in (p[0] for p in fresh)
+            if ev.replaces
+            for name in unique(r.predicate for r in ev.replaces)
+        )
+        conn.executemany(
+            "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
+            "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        if texts:
+            conn.executemany(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
+            conn.executemany(
+                f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors
+            )
+        counts = bulk.subjects
+        for row in rows:
+            counts[row[3]] = counts.get(row[3], 0) + 1
+        bulk.events += len(rows)
+        return len(rows)
 
     # --- watermarks ----------------------------------------------------------
 
