@@ -726,3 +726,34 @@ def test_an_atomic_bulk_import_is_one_copy_with_a_recorded_instant_per_batch(db:
                 atomic=True,
             )  # type: ignore[list-item]
         assert seen == [(600, 600)] and store.count() == 1304 and "dee" not in store.subject_counts()
+
+
+def test_an_error_while_sending_a_copy_is_the_same_on_the_sender_thread(db: str, monkeypatch) -> None:
+    """A driver error while COPY data is sent (here made up: the third write fails) reads the
+    same whether the rows were sent on the calling thread (a small batch) or on the sender
+    thread (a bulk one), and nothing of either is written."""
+    from recall_engine.storage.postgres import store as pg_store
+
+    monkeypatch.setattr(pg_store, "COPY_CHUNK", 20_000)  # several writes for either size
+    real = psycopg.Copy.write
+    writes: list[int] = []
+
+    def failing(self, buffer):
+        writes.append(len(buffer))
+        if len(writes) == 3:
+            raise psycopg.OperationalError("the server closed the connection unexpectedly")
+        return real(self, buffer)
+
+    messages = []
+    with PostgresBackend(db) as backend:
+        store = backend.store("memories")
+        for n in (400, 1500):  # at most a render slice: this thread; more: the sender thread
+            writes.clear()
+            monkeypatch.setattr(psycopg.Copy, "write", failing)
+            with pytest.raises(StorageError) as err:
+                store.append_many(_events(n), batch_size=2000)
+            monkeypatch.setattr(psycopg.Copy, "write", real)
+            messages.append(str(err.value))
+            assert store.count() == 0 and store.position() == 0
+        assert messages[0] == messages[1] and "was lost or refused" in messages[0]
+        assert store.append_many(_events(1500), batch_size=2000) == 1500

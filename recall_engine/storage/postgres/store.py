@@ -438,11 +438,9 @@ class PostgresStore(MeaningsMixin, Store):
         events: list[Event],
         prepared: list[tuple] | None,
         placed: list | None = None,
-        bodies: list[str | None] | None = None,
     ) -> int:
         """The transaction of ``_insert``; given a list, ``placed`` gets the collection's
-        position before it, then each new event with its position (``appended``).
-        ``bodies``: see ``append_many``."""
+        position before it, then each new event with its position (``appended``)."""
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
             # under the lock, in one round trip: the ids already stored, and the collection's
@@ -469,13 +467,9 @@ class PostgresStore(MeaningsMixin, Store):
                 events = [events[i] for i in keep]
                 if prepared is not None:
                     prepared = [prepared[i] for i in keep]
-                if bodies is not None:
-                    bodies = [bodies[i] for i in keep]
             recorded = recorded_instant(clock.now_ns(), last_recorded)
             with conn.cursor() as cur:
-                self._copy(
-                    cur, _COPY_EVENTS, self._rendered(events, prepared, recorded, bodies), len(events) > RENDER_SLICE
-                )
+                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded), len(events) > RENDER_SLICE)
                 links = self._copy_links(events)
                 if links:
                     self._copy(cur, _COPY_REPLACES, links)
