@@ -26,7 +26,7 @@ import psycopg
 import pytest
 
 from recall_engine.embed import embed
-from recall_engine.errors import IncompleteHistory, InvalidEvent, NotFound, ReadOnlyStore, StorageError
+from recall_engine.errors import IncompleteHistory, InvalidEvent, InvalidInput, NotFound, ReadOnlyStore, StorageError
 from recall_engine.records import Event, Replace, make_event
 from recall_engine.storage import open_backend
 from recall_engine.storage.common import SCHEMA_VERSION
@@ -626,3 +626,134 @@ def test_a_bulk_import_into_an_empty_database_builds_the_indexes_once_at_the_end
     with PostgresBackend(db) as backend:
         assert [r[0] for r in admin.execute(indexes)] == full
         assert backend.store("memories").keyword_search("thing 3", 1)[0].event.value == "thing 3"
+
+
+def test_rendered_search_terms_and_vectors_are_the_embedders(db: str, admin) -> None:
+    """The COPY rows' terms and vectors are rendered from the sentence's tokens once
+    (store.py, ``_index_fields``): byte for byte ``search_terms(search_text(e))`` and
+    ``embed(event_text(e))``, here on texts with diacritics, case folding, cancelling
+    dimensions, long sentences and none at all, and in the database after a bulk COPY."""
+    from recall_engine.embed import embed_batch, event_text, search_text
+    from recall_engine.storage.postgres.store import _index_fields, search_terms
+
+    words = ["Crème", "brûlée", "İstanbul", "ǅemal", "straße", "ﬁne", "a_b", "٣", "e\u0301", "Ω", "x", "x", "y"]
+    evs = [make_event("ana", "likes", "thing", T0), make_event("ana", "height_cm", 1.5e-7, T0, retraction=True)]
+    evs.append(make_event("zoë", "likes", " ".join(f"w{i}" for i in range(200)), T0))  # most dimensions set
+    evs.append(make_event("ana", "likes", "x x y y z", T0, evidence="x y"))
+    for i in range(60):
+        value = " ".join(words[(i + k) % len(words)] for k in range(1 + i % 7))
+        evs.append(make_event("ana", "likes", value, T0 + i, evidence=" ".join(words[: i % 5])))
+    for e in evs:
+        terms, vector = _index_fields(e)
+        assert terms == " ".join(search_terms(search_text(e)))
+        assert vector == embed_batch([event_text(e)]).astype(">f4").tobytes()
+    many = evs + _events(1200, start=100)  # more than a render slice: rendered while sending
+    with PostgresBackend(db) as backend:
+        store = backend.store("memories")
+        assert store.append_many(many, batch_size=2000) == len({e.id for e in many})
+        rows = dict(admin.execute("SELECT id, terms FROM recall.events").fetchall())
+        assert all(rows[e.id] == " ".join(search_terms(search_text(e))) for e in many)
+        vec = store.vector_search(embed(event_text(evs[3])), 1)[0]
+        assert vec.event.id == evs[3].id and abs(vec.score - 1.0) < 1e-6
+
+
+def test_a_bulk_copy_refused_while_sending_writes_nothing(db: str, monkeypatch) -> None:
+    """A refusal found while a big batch is rendered and sent on the sender thread: the
+    message is the append's, and nothing of the batch (or, atomic, of the import) is written."""
+    import dataclasses
+
+    monkeypatch.setattr("recall_engine.records.instant_problem", lambda ns: None)
+    evs = _events(1500)
+    evs[1200] = dataclasses.replace(evs[1200], observed_at=2**63 + 5)
+    with PostgresBackend(db) as backend:
+        store = backend.store("memories")
+        for atomic in (False, True):
+            with pytest.raises(StorageError) as err:
+                store.append_many(evs, batch_size=2000, atomic=atomic)
+            assert str(err.value) == (
+                f"the append to collection 'memories' of the store at {backend.url_for_display} was refused: "
+                f"event {evs[1200].id!r} has an instant ({2**63 + 5} ns) that does not fit a 64-bit integer "
+                "(instants run from 1677 to 2262); nothing of it was written"
+            )
+            assert store.count() == 0 and store.position() == 0
+        bad = make_event("ana", "likes", "bad", T0 + 5, confidence=2.0)
+        for atomic in (False, True):
+            with pytest.raises(InvalidEvent) as err2:
+                store.append_many(_events(1000) + [bad] + _events(500, start=2000), batch_size=2000, atomic=atomic)
+            assert str(err2.value) == f"event {bad.id!r} has invalid confidence"
+            assert store.count() == 0
+        assert store.append_many(_events(1500), batch_size=2000, atomic=True) == 1500  # the connection still works
+        assert [e.id for e in store.all_events()] == [e.id for e in _events(1500)]
+        assert store.index_problems() == []
+
+
+def test_an_atomic_bulk_import_is_one_copy_with_a_recorded_instant_per_batch(db: str, admin, monkeypatch) -> None:
+    """``append_many(atomic=True)`` writes every batch's new events in one COPY (one run of
+    the subject-counts trigger), yet each batch keeps its own recorded instant, ids stored
+    before or earlier in the import are skipped, progress is called batch by batch, and a
+    batch holding something other than an event refuses the whole import when reached."""
+    from recall_engine import clock
+
+    monkeypatch.setattr(clock, "now_ns", lambda: T0 + 10**12)
+    with PostgresBackend(db) as backend:
+        store = backend.store("memories")
+        store.append(_events(2))  # recorded at T0 + 10**12
+        evs = _events(1300, subject="bo") + _events(4) + _events(700, subject="bo")  # 2 stored, 700 repeated
+        evs[1000] = make_event("cy", "likes", "x", T0, replaces=[Replace("dislikes", "x")])
+        seen: list[tuple[int, int]] = []
+        copies: list[str] = []
+        real = type(store)._copy.__func__  # the classmethod's function
+
+        def counted(cls, cur, statement, rows, ahead=False):
+            copies.append(statement.split()[1])
+            return real(cls, cur, statement, rows, ahead)
+
+        monkeypatch.setattr(type(store), "_copy", classmethod(counted))
+        written = store.append_many(evs, batch_size=600, progress=lambda r, w: seen.append((r, w)), atomic=True)
+        assert written == 1302 and copies == ["recall.events", "recall.event_replaces"]
+        assert seen == [(600, 600), (1200, 1200), (1800, 1302), (2004, 1302)]
+        recorded = admin.execute("SELECT recorded_at, count(*) FROM recall.events GROUP BY 1 ORDER BY 1").fetchall()
+        assert recorded == [(T0 + 10**12, 2), (T0 + 10**12 + 1, 600), (T0 + 10**12 + 2, 600), (T0 + 10**12 + 3, 102)]
+        assert store.subject_counts() == {"ana": 4, "bo": 1299, "cy": 1}
+        assert [e.id for e in store.replacing_events("cy", ["dislikes"])] == [evs[1000].id]
+        assert store.count() == 1304 and store.index_problems() == []
+        seen.clear()
+        with pytest.raises(InvalidInput, match="append takes events, got str"):
+            store.append_many(
+                [*_events(700, subject="dee"), "not an event"],
+                batch_size=600,
+                progress=lambda r, w: seen.append((r, w)),
+                atomic=True,
+            )  # type: ignore[list-item]
+        assert seen == [(600, 600)] and store.count() == 1304 and "dee" not in store.subject_counts()
+
+
+def test_an_error_while_sending_a_copy_is_the_same_on_the_sender_thread(db: str, monkeypatch) -> None:
+    """A driver error while COPY data is sent (here made up: the third write fails) reads the
+    same whether the rows were sent on the calling thread (a small batch) or on the sender
+    thread (a bulk one), and nothing of either is written."""
+    from recall_engine.storage.postgres import store as pg_store
+
+    monkeypatch.setattr(pg_store, "COPY_CHUNK", 20_000)  # several writes for either size
+    real = psycopg.Copy.write
+    writes: list[int] = []
+
+    def failing(self, buffer):
+        writes.append(len(buffer))
+        if len(writes) == 3:
+            raise psycopg.OperationalError("the server closed the connection unexpectedly")
+        return real(self, buffer)
+
+    messages = []
+    with PostgresBackend(db) as backend:
+        store = backend.store("memories")
+        for n in (400, 1500):  # at most a render slice: this thread; more: the sender thread
+            writes.clear()
+            monkeypatch.setattr(psycopg.Copy, "write", failing)
+            with pytest.raises(StorageError) as err:
+                store.append_many(_events(n), batch_size=2000)
+            monkeypatch.setattr(psycopg.Copy, "write", real)
+            messages.append(str(err.value))
+            assert store.count() == 0 and store.position() == 0
+        assert messages[0] == messages[1] and "was lost or refused" in messages[0]
+        assert store.append_many(_events(1500), batch_size=2000) == 1500

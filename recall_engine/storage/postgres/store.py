@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import queue
 import struct
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
@@ -21,7 +24,7 @@ import psycopg
 from psycopg import errors as pgerrors
 
 from ... import clock
-from ...embed import DIMENSIONS, embed_batch, event_text, search_text, tokens
+from ...embed import DIMENSIONS, _slot, event_text, tokens
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event, stamped
 from ...values import value_key
@@ -42,6 +45,7 @@ from .schema import LOCK_CLASS, SCHEMA_LOCK, SECONDARY_INDEXES
 FETCH = 2000  # rows per round trip in streams
 COPY_CHUNK = 1 << 20  # bytes per COPY write
 RENDER_SLICE = 500  # events rendered at a time during a bulk COPY
+SENT_AHEAD = 4  # COPY chunks rendered ahead of the one being sent (bounded memory)
 
 _COLS = "position, id, observed_at, body::text, recorded_at"
 
@@ -59,6 +63,10 @@ _FALSE = b"\x00\x00\x00\x01\x00"
 # field length (4 + 4 * 256), then pgvector's binary header: dimensions, unused
 _VECTOR_PREFIX = struct.pack(">iHH", 4 + 4 * DIMENSIONS, DIMENSIONS, 0)
 _INT64 = (-(1 << 63), (1 << 63) - 1)
+_FLOAT4 = struct.Struct(">f")
+_ZERO_VECTOR = bytes(4 * DIMENSIONS)
+_EMPTY_VECTOR = _FLOAT4.pack(1.0) + bytes(4 * (DIMENSIONS - 1))  # a sentence without a token (as embed's)
+_SLOTS: dict[str, tuple[int, float]] = {}  # token -> (dimension, sign), without a call per token
 
 
 _to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -85,6 +93,75 @@ def one_row(cursor: psycopg.Cursor[tuple[Any, ...]]) -> tuple[Any, ...]:
 def _text(value: str) -> bytes:
     data = value.encode("utf-8")
     return _INT4.pack(len(data)) + data
+
+
+class _Values(dict):
+    """Packed float4 of each dimension's sum (a key) divided by one norm, made on first use."""
+
+    def __init__(self, norm: float) -> None:
+        super().__init__()
+        self.norm = norm
+
+    def __missing__(self, v: float) -> bytes:
+        packed = self[v] = _FLOAT4.pack(v / self.norm)
+        return packed
+
+
+_VALUES: dict[float, _Values] = {}  # by the sum of squares (a whole number, at most the token count squared)
+
+
+def _vector(words: list[str]) -> bytes | bytearray:
+    """The stored vector of a sentence from its tokens: ``embed.embed_batch([sentence])[0]``
+    as pgvector's binary values (256 big-endian float4), byte for byte, without numpy's
+    per-call and per-row costs (a sentence has a handful of non-zero dimensions).
+
+    The same arithmetic as ``embed_batch``: each dimension sums +-1.0 (exact), the norm is
+    the float64 sum of squares (exact: small integers), its square root rounded to float32;
+    each value a float32 division, done in float64 and rounded once by the pack, which is
+    exact for a quotient of two float32 values. tests/storage/test_postgres.py checks the
+    two agree."""
+    slots = _SLOTS
+    if len(slots) > 200_000:
+        slots.clear()
+    sums: dict[int, float] = {}
+    for t in words:
+        hit = slots.get(t)
+        if hit is None:
+            hit = slots[t] = _slot(t)
+        sums[hit[0]] = sums.get(hit[0], 0.0) + hit[1]
+    total = sum([v * v for v in sums.values()])
+    if not total:
+        return _EMPTY_VECTOR
+    values = _VALUES.get(total)
+    if values is None:
+        if len(_VALUES) > 10_000:
+            _VALUES.clear()  # the packed value of each sum under this norm, worked out once
+        norm = _FLOAT4.unpack(_FLOAT4.pack(math.sqrt(total)))[0]
+        values = _VALUES[total] = _Values(norm)
+    out = bytearray(_ZERO_VECTOR)
+    for i, v in sums.items():
+        if v:  # a dimension whose signs cancel stays +0.0, as numpy leaves it
+            out[4 * i : 4 * i + 4] = values[v]
+    return out
+
+
+def _index_fields(ev: Event) -> tuple[str, bytes | bytearray]:
+    """An event's keyword-search terms (``search_terms(search_text(ev))`` joined by spaces)
+    and its stored vector (of ``event_text(ev)``), tokenising the sentence once: the search
+    text is the sentence, a line break, then the evidence, so its tokens are the sentence's
+    followed by the evidence's."""
+    sentence = event_text(ev)
+    words = tokens(sentence)
+    vector = _vector(words)
+    said = ev.evidence
+    if said:
+        every = words + tokens(said)
+        if not (sentence.isascii() and said.isascii()):
+            return " ".join([t for t in map(strip_diacritics, every) if t]), vector
+        return " ".join(every), vector
+    if sentence.isascii():
+        return " ".join(words), vector
+    return " ".join([t for t in map(strip_diacritics, words) if t]), vector
 
 
 def search_terms(text: str) -> list[str]:
@@ -180,8 +257,8 @@ class PostgresStore(MeaningsMixin, Store):
     @staticmethod
     def _prepare(
         events: Iterable[Event], bodies: Iterable[str | None] | None = None
-    ) -> list[tuple[Event, str, str, str]]:
-        """Validate and render: (event, body, value key, terms). What could not be read
+    ) -> list[tuple[Event, str, str, str, bytes | bytearray]]:
+        """Validate and render: (event, body, value key, terms, vector). What could not be read
         back is never written. ``bodies`` (an import's, see ``append_many``): an event's
         JSON already decoded into it."""
         out = []
@@ -196,36 +273,48 @@ class PostgresStore(MeaningsMixin, Store):
                 obj = ev.to_json()
                 decode_event(obj, observed_at=at)
                 body = _body(obj)
-            out.append((ev, body, value_key(ev.value), " ".join(search_terms(search_text(ev)))))
+            out.append((ev, body, value_key(ev.value), *_index_fields(ev)))
         return out
 
-    def _copy_rows(self, prepared: list[tuple[Event, str, str, str]], recorded: int) -> Iterator[bytes]:
-        """Binary COPY rows for recall.events (the column list of ``_COPY_EVENTS``)."""
-        vectors = embed_batch([event_text(p[0]) for p in prepared]).astype(">f4", copy=False).tobytes()
-        width = 4 * DIMENSIONS
+    def _copy_rows(
+        self, prepared: list[tuple[Event, str, str, str, bytes | bytearray]], recorded: int
+    ) -> Iterator[bytes]:
+        """Binary COPY rows for recall.events (the column list of ``_COPY_EVENTS``): each
+        text field is its byte length, then its UTF-8 bytes."""
         head = struct.pack(">hii", 11, 4, self.cid)
         int8 = _INT8_FIELD.pack
+        size = _INT4.pack
         tail = int8(8, recorded)
-        for i, (ev, body, key, terms) in enumerate(prepared):
-            if not _INT64[0] <= ev.observed_at <= _INT64[1]:
+        low, high = _INT64
+        for ev, body, key, terms, vector in prepared:
+            at = ev.observed_at
+            if not low <= at <= high:
                 # the database's bigint refuses it, mid-transaction, like any refused row
                 raise _Refused(
-                    f"event {ev.id!r} has an instant ({ev.observed_at} ns) that does not fit a 64-bit "
+                    f"event {ev.id!r} has an instant ({at} ns) that does not fit a 64-bit "
                     "integer (instants run from 1677 to 2262)"
                 )
+            eid, subject, predicate = ev.id.encode(), ev.subject.encode(), ev.predicate.encode()
+            key_b, body_b, terms_b = key.encode(), body.encode(), terms.encode()
             yield b"".join(
                 (
                     head,
-                    _text(ev.id),
-                    _text(ev.subject),
-                    _text(ev.predicate),
-                    _text(key),
+                    size(len(eid)),
+                    eid,
+                    size(len(subject)),
+                    subject,
+                    size(len(predicate)),
+                    predicate,
+                    size(len(key_b)),
+                    key_b,
                     _TRUE if ev.retraction else _FALSE,
-                    int8(8, ev.observed_at),
-                    _text(body),
-                    _text(terms),
+                    int8(8, at),
+                    size(len(body_b)),
+                    body_b,
+                    size(len(terms_b)),
+                    terms_b,
                     _VECTOR_PREFIX,
-                    vectors[i * width : (i + 1) * width],
+                    vector,
                     tail,
                 )
             )
@@ -233,8 +322,9 @@ class PostgresStore(MeaningsMixin, Store):
     def _rendered(
         self, events: list[Event], prepared: list[tuple] | None, recorded: int, bodies: list[str | None] | None = None
     ) -> Iterator[bytes]:
-        """COPY rows, rendered a slice at a time so the server works on one slice while
-        the next is prepared (bulk imports overlap Python and PostgreSQL work)."""
+        """COPY rows, rendered a slice at a time as they are sent (``_copy``), so a bulk
+        import holds one slice's rendering at a time and the server takes in one chunk
+        while the next is rendered."""
         if prepared is not None:
             yield from self._copy_rows(prepared, recorded)
             return
@@ -252,18 +342,59 @@ class PostgresStore(MeaningsMixin, Store):
         return rows
 
     @staticmethod
-    def _copy(cur, statement: str, rows: Iterable[bytes]) -> None:
+    def _chunks(rows: Iterable[bytes]) -> Iterator[bytes]:
+        """The binary COPY stream of ``rows`` in pieces of about ``COPY_CHUNK`` bytes."""
+        buf = [_COPY_HEADER]
+        size = len(_COPY_HEADER)
+        for row in rows:
+            buf.append(row)
+            size += len(row)
+            if size >= COPY_CHUNK:
+                yield b"".join(buf)
+                buf, size = [], 0
+        buf.append(_COPY_TRAILER)
+        yield b"".join(buf)
+
+    @classmethod
+    def _copy(cls, cur, statement: str, rows: Iterable[bytes], ahead: bool = False) -> None:
+        """COPY ``rows``. With ``ahead`` (a bulk copy), a thread sends each chunk while this
+        one renders the next: sending waits for the server to take in the chunk before the
+        last (libpq's buffer), so rendering and the server's inserts would otherwise take
+        turns instead of running at once. A small append sends on this thread (a thread
+        would cost more than it saves)."""
         with cur.copy(statement) as copy:
-            buf = [_COPY_HEADER]
-            size = len(_COPY_HEADER)
-            for row in rows:
-                buf.append(row)
-                size += len(row)
-                if size >= COPY_CHUNK:
-                    copy.write(b"".join(buf))
-                    buf, size = [], 0
-            buf.append(_COPY_TRAILER)
-            copy.write(b"".join(buf))
+            if not ahead:
+                for chunk in cls._chunks(rows):
+                    copy.write(chunk)
+                return
+            ready: queue.Queue[bytes | None] = queue.Queue(maxsize=SENT_AHEAD)
+            failed: list[BaseException] = []
+
+            def send() -> None:
+                try:
+                    while (chunk := ready.get()) is not None:
+                        if not failed:
+                            copy.write(chunk)
+                except BaseException as e:  # raised on this thread, after the sender stops
+                    failed.append(e)
+                    while ready.get() is not None:  # let the renderer finish putting
+                        pass
+
+            sender = threading.Thread(target=send, name="recall-copy", daemon=True)
+            sender.start()
+            try:
+                for chunk in cls._chunks(rows):
+                    if failed:
+                        break
+                    ready.put(chunk)
+            except BaseException:
+                failed.append(RuntimeError("stopped"))  # the sender drops what is queued
+                raise
+            finally:
+                ready.put(None)
+                sender.join()
+            if failed:
+                raise failed[0]
 
     def _insert(self, events: list[Event], prepared: list[tuple] | None = None, placed: list | None = None) -> int:
         """One transaction: take the collection's lock, skip stored ids, COPY the rest.
@@ -307,11 +438,9 @@ class PostgresStore(MeaningsMixin, Store):
         events: list[Event],
         prepared: list[tuple] | None,
         placed: list | None = None,
-        bodies: list[str | None] | None = None,
     ) -> int:
         """The transaction of ``_insert``; given a list, ``placed`` gets the collection's
-        position before it, then each new event with its position (``appended``).
-        ``bodies``: see ``append_many``."""
+        position before it, then each new event with its position (``appended``)."""
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
             # under the lock, in one round trip: the ids already stored, and the collection's
@@ -338,21 +467,24 @@ class PostgresStore(MeaningsMixin, Store):
                 events = [events[i] for i in keep]
                 if prepared is not None:
                     prepared = [prepared[i] for i in keep]
-                if bodies is not None:
-                    bodies = [bodies[i] for i in keep]
             recorded = recorded_instant(clock.now_ns(), last_recorded)
             with conn.cursor() as cur:
-                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded, bodies))
+                self._copy(cur, _COPY_EVENTS, self._rendered(events, prepared, recorded), len(events) > RENDER_SLICE)
                 links = self._copy_links(events)
                 if links:
                     self._copy(cur, _COPY_REPLACES, links)
-            conn.execute("UPDATE recall.collections SET events = events + %s WHERE id = %s", (len(events), self.cid))
-            if placed is not None:
+            if placed is None:
+                conn.execute(
+                    "UPDATE recall.collections SET events = events + %s WHERE id = %s", (len(events), self.cid)
+                )
+            else:
                 # the lock keeps other appends out of this collection, and the identity is
                 # drawn in COPY order: the positions above the last one are these events'
+                # (read in the count's statement: one round trip fewer for a remember)
                 positions = conn.execute(
+                    "WITH counted AS (UPDATE recall.collections SET events = events + %s WHERE id = %s) "
                     "SELECT position FROM recall.events WHERE collection_id = %s AND position > %s ORDER BY position",
-                    (self.cid, placed[0]),
+                    (len(events), self.cid, self.cid, placed[0]),
                 ).fetchall()
                 placed.extend((int(r[0]), stamped(ev, recorded)) for r, ev in zip(positions, events, strict=True))
         return len(events)
@@ -432,25 +564,86 @@ class PostgresStore(MeaningsMixin, Store):
         bodies: Iterable[str | None] | None = None,
     ) -> int:
         """``append_many(atomic=True)``: every batch, and the indexes dropped and built
-        again around them, in one transaction."""
-        read = written = 0
+        again around them, in one transaction, the new events of every batch in one COPY.
+
+        Under the collection's lock, each batch's stored ids are looked up first (the
+        events are held in memory: an import has them all already); then the batches are
+        rendered into the COPY one after the other, ``progress`` called after each, and a
+        batch holding something other than an event is refused when its turn comes, as a
+        batch at a time refused it. One COPY rather than one a batch: the server's
+        per-statement work runs once (the subject-counts trigger adds to each subject once,
+        not once a batch; the collection's count is updated once, so the foreign-key check
+        of every event row finds its row without walking a version per batch), and there
+        are no round trips between batches."""
         with self._appending() as conn, conn.transaction():
             deferred = self._drop_indexes(conn)
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, self.cid))
+            last_recorded = one_row(
+                conn.execute(
+                    "SELECT (SELECT recorded_at FROM recall.events WHERE collection_id = %s "
+                    "ORDER BY position DESC LIMIT 1)",
+                    (self.cid,),
+                )
+            )[0]
+            # per batch: its new events, their bodies, how many events it held, an item that is
+            # none, its recorded instant (one a batch, as when each batch was a COPY of its own)
+            plan: list[tuple[list[Event], list[str | None] | None, int, object, int]] = []
+            stored: set[str] = set()
             it = iter(events)
             rendered = None if bodies is None else iter(bodies)
             while batch := list(itertools.islice(it, batch_size)):
-                for ev in batch:
-                    if not isinstance(ev, Event):
-                        raise InvalidInput(f"append takes events, got {type(ev).__name__}")
-                read += len(batch)
+                odd = next((ev for ev in batch if not isinstance(ev, Event)), None)
+                if odd is not None:
+                    plan.append(([], None, len(batch), odd, 0))
+                    break
                 given = None if rendered is None else list(itertools.islice(rendered, len(batch)))
-                written += self._insert_in(conn, batch, None, bodies=given)
-                if progress is not None:
-                    progress(read, written)
+                found = one_row(
+                    conn.execute(
+                        "SELECT array_agg(id) FROM recall.events WHERE collection_id = %s AND id = ANY(%s)",
+                        (self.cid, unique(ev.id for ev in batch if ev.id not in stored)),
+                    )
+                )[0]
+                stored.update(found or ())
+                keep = []
+                for i, ev in enumerate(batch):
+                    if ev.id not in stored:
+                        stored.add(ev.id)
+                        keep.append(i)
+                recorded = 0
+                if keep:
+                    recorded = last_recorded = recorded_instant(clock.now_ns(), last_recorded)
+                if len(keep) < len(batch):
+                    kept = [batch[i] for i in keep]
+                    plan.append((kept, None if given is None else [given[i] for i in keep], len(batch), None, recorded))
+                else:
+                    plan.append((batch, given, len(batch), None, recorded))
+            new = [ev for kept, *_ in plan for ev in kept]
+
+            def rows() -> Iterator[bytes]:
+                read = written = 0
+                for kept, given, held, odd, recorded in plan:
+                    if odd is not None:
+                        raise InvalidInput(f"append takes events, got {type(odd).__name__}")
+                    yield from self._rendered(kept, None, recorded, given)
+                    read += held
+                    written += len(kept)
+                    if progress is not None:
+                        progress(read, written)
+
+            if new:
+                with conn.cursor() as cur:
+                    self._copy(cur, _COPY_EVENTS, rows(), len(new) > RENDER_SLICE)
+                    links = self._copy_links(new)
+                    if links:
+                        self._copy(cur, _COPY_REPLACES, links)
+                conn.execute("UPDATE recall.collections SET events = events + %s WHERE id = %s", (len(new), self.cid))
+            else:  # nothing new: the progress calls (and a refusal) all the same
+                for _ in rows():
+                    pass
             if deferred:
                 for sql in SECONDARY_INDEXES.values():
                     conn.execute(sql)
-        return written
+        return len(new)
 
     def _drop_indexes_if_empty(self) -> bool:
         with self.backend.connection("preparing a bulk import") as conn, conn.transaction():
