@@ -75,3 +75,20 @@ def test_a_group_inside_a_group_joins_it(backend):
             store.append([ev("user", "prefers_editor", "vim")])
         raise RuntimeError("the outer group fails")
     assert store.count() == 0  # the inner block did not commit on its own
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+@pytest.mark.parametrize("stored", [0, 1])  # 0: into an empty store, whose indexes a bulk append rebuilds
+def test_a_bulk_append_inside_a_group_is_part_of_it(backend, atomic, stored):
+    store = backend.store("memories")
+    store.append([ev("user", "prefers_editor", "vim")][:stored])
+    bulk = [ev("user", "uses_technology", f"tech-{k}", k + 1) for k in range(5)]
+    with pytest.raises(RuntimeError, match="gave up"), backend.group():
+        assert store.append_many(bulk, batch_size=2, atomic=atomic) == 5
+        assert store.count() == stored + 5  # seen inside the group
+        raise RuntimeError("the caller gave up")
+    assert store.count() == stored  # taken back with the group
+    with backend.group():
+        assert store.append_many(bulk, batch_size=2, atomic=atomic) == 5
+    assert ids(store.pair_events("user", ["uses_technology"])) == ids(bulk)
+    assert store.count() == stored + 5

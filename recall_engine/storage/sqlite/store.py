@@ -474,14 +474,19 @@ class SQLiteStore(SearchMixin, Store):
                                 c.execute(sql)
         finally:
             conn.execute(f"PRAGMA wal_autocheckpoint = {LOG_PAGES}")
-            # fold the import's log into the file and shrink it, without waiting for readers
-            busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-            conn.execute("PRAGMA busy_timeout = 0")
-            try:
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {int(busy)}")
+            if not conn.in_transaction:  # inside a group the log is the group's until it commits
+                self._truncate_log(conn)
         return written
+
+    @staticmethod
+    def _truncate_log(conn: sqlite3.Connection) -> None:
+        """Fold an import's log into the file and shrink it, without waiting for readers."""
+        busy = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+        conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy)}")
 
     def _place_bulk(self, conn: sqlite3.Connection, prepared: list[tuple], bulk: _Bulk) -> int:
         """``_insert`` of one batch of an atomic ``append_many``, inside its one transaction;
