@@ -87,6 +87,11 @@ def stored_event(body: str, observed_at: int, recorded_at: int | None) -> Event:
             ev = None
         if ev is not None:
             return ev
+    return _parsed_event(body, observed_at, recorded_at)
+
+
+def _parsed_event(body: str, observed_at: int, recorded_at: int | None) -> Event:
+    """``stored_event`` without msgspec's typed path."""
     try:
         obj = orjson.loads(body)
         # decode_event's own first step for an ordinary statement, called directly
@@ -115,7 +120,7 @@ class RowDecoder:
     def __init__(self, collection: str, memo_max: int) -> None:
         self.collection = collection
         self.memo_max = memo_max
-        self._memo: dict[int, tuple[str, int, str, int, Event]] = {}
+        self._memo: dict[int, tuple[str, Event]] = {}
         self._lock = threading.Lock()
 
     def decode(self, rows: Iterable[tuple], memo: bool = True) -> list[Event]:
@@ -124,18 +129,33 @@ class RowDecoder:
         get = cache.get if cache is not None else (lambda _p: None)
         out: list[Event] = []
         append = out.append
+        fast = _statement
         eid = pos = None
         try:
             for pos, eid, at, body, rec in rows:
                 hit = get(pos)
-                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at and hit[3] == rec:
-                    append(hit[4])
+                if (
+                    hit is not None
+                    and hit[0] == body
+                    and (ev := hit[1]).id == eid
+                    and ev.observed_at == at
+                    and ev.recorded_at == rec
+                ):
+                    append(ev)
                     continue
-                ev = stored_event(body, at, rec)
+                ev = None
+                if fast is not None:  # stored_event, its typed path called here: once a row
+                    try:
+                        ev = fast(body, at, rec)
+                    except Exception:
+                        ev = None
+                if ev is None:
+                    ev = _parsed_event(body, at, rec)
                 if ev.id != eid:
                     raise InvalidEvent(f"its body holds the id {ev.id!r}")
                 if cache is not None:
-                    cache[pos] = (eid, at, body, rec, ev)
+                    # the event holds the row's id, instant and recorded instant: with the body, the whole row
+                    cache[pos] = (body, ev)
                 append(ev)
         except (InvalidEvent, ValueError, TypeError) as e:
             raise self.corrupt(eid, e, pos) from None

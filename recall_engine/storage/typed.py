@@ -20,27 +20,34 @@ Imported only once a process has decoded enough rows to pay for importing msgspe
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from .. import instants
-from ..records import _GOOD_HEADS, _ID_LIMIT, MAX_EVIDENCE_BYTES, Event, _fine_text, _Unfrozen, _utf8
+from ..records import _GOOD_HEADS, _ID_LIMIT, MAX_EVIDENCE_BYTES, Event, _fine_text, _Unfrozen
 from ..text import LIMITS, text_problem
 
+# Checked by the parser: a confidence in [0, 1], and an id of 1 to 128 characters (a
+# longer one is refused anyway: its UTF-8 is at least as long; a shorter one non-ASCII
+# is measured in bytes below).
+_CONFIDENCE = msgspec.Meta(ge=0.0, le=1.0)
+_ID = msgspec.Meta(min_length=1, max_length=_ID_LIMIT)
 
-class _Statement(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """The JSON form of an ordinary statement (no ``replaces``: those take the reference path)."""
 
-    id: str
+class _Statement(msgspec.Struct, forbid_unknown_fields=True, gc=False, kw_only=True):
+    """The JSON form of an ordinary statement (no ``replaces``: those take the reference path),
+    its fields in the order ``Event.to_json`` writes them (the parser looks for the next one first)."""
+
+    id: Annotated[str, _ID]
     # records.KINDS and records.SOURCES (tested): checked by the parser, and each decoded
     # as the one string object of its literal, whose hash is kept
     kind: Literal["fact", "preference"]
     subject: str
     predicate: str
-    confidence: float  # a JSON integer becomes a float, as decode_event makes it
-    source: Literal["user_stated", "agent_inferred", "tool_result", "operator"]
     value: str | int | float | bool | None = None
+    confidence: Annotated[float, _CONFIDENCE]  # a JSON integer becomes a float, as decode_event makes it
+    source: Literal["user_stated", "agent_inferred", "tool_result", "operator"]
     retraction: bool = False
     observed_at: object = None  # never read: the instant is the row's (as decode_event with observed_at)
     # None when missing or null (decode_event reads both as ""); an empty text is refused below
@@ -78,18 +85,16 @@ def statement(body: str, observed_at: int, recorded_at: int | None) -> Event | N
             return None
         limit = found
         _last = (kind, subject, predicate, source, limit)
-    conf = s.confidence
-    if not 0.0 <= conf <= 1.0:
-        return None
     retraction = s.retraction
     eid = s.id
-    # text_problem, written out for ASCII text (its length is its size in UTF-8)
-    if not eid or eid.isspace():
+    # text_problem, written out for ASCII text (its length is its size in UTF-8, checked
+    # by the parser); msgspec never gives a lone surrogate, so all text is valid UTF-8
+    if eid.isspace():
         return None
     if eid.isascii():
-        if len(eid) > _ID_LIMIT or "\x00" in eid:
+        if "\x00" in eid:
             return None
-    elif not _utf8(eid) or text_problem(eid, "id") is not None:
+    elif text_problem(eid, "id") is not None:
         return None
     if not instants.EARLIEST <= observed_at <= instants.LATEST:  # instants.instant_problem, inline
         return None
@@ -101,7 +106,7 @@ def statement(body: str, observed_at: int, recorded_at: int | None) -> Event | N
         if value.isascii():
             if len(value) > LIMITS[limit] or "\x00" in value:
                 return None
-        elif not _utf8(value) or text_problem(value, limit):
+        elif text_problem(value, limit):
             return None
     elif value is None:
         if not retraction:
@@ -135,7 +140,7 @@ def statement(body: str, observed_at: int, recorded_at: int | None) -> Event | N
     e.subject = subject
     e.predicate = predicate
     e.value = value
-    e.confidence = conf
+    e.confidence = s.confidence
     e.source = source
     e.retraction = retraction
     e.observed_at = observed_at
