@@ -143,14 +143,13 @@ class RowDecoder:
                 ):
                     append(ev)
                     continue
-                ev = None
+                got: Event | None = None
                 if fast is not None:  # stored_event, its typed path called here: once a row
                     try:
-                        ev = fast(body, at, rec)
+                        got = fast(body, at, rec)
                     except Exception:
-                        ev = None
-                if ev is None:
-                    ev = _parsed_event(body, at, rec)
+                        got = None
+                ev = _parsed_event(body, at, rec) if got is None else got
                 if ev.id != eid:
                     raise InvalidEvent(f"its body holds the id {ev.id!r}")
                 if cache is not None:
