@@ -317,19 +317,18 @@ def _fold_plain(
     multi = timeline.fixed_multi(predicate)
     if multi is None or timeline.withdrawn_events or predicate == NOTE or timeline.canonical(predicate) != predicate:
         return None
-    seen: set[str] = set()
-    add = seen.add
-    last = -1  # the events' instants, strictly increasing so far: then they are in fold order already
+    if len({e.id for e in events}) < len(events):
+        return None
+    last = -1  # the latest instant so far: while each event is later, they are in fold order already
     ordered = True
     for e in events:
-        if e.subject != subject or e.predicate != predicate or e.replaces or e.id in seen:
+        if e.subject != subject or e.predicate != predicate or e.replaces:
             return None
-        add(e.id)
-        if ordered:
-            if e.observed_at > last:
-                last = e.observed_at
-            else:
-                ordered = False
+        t = e.observed_at
+        if t > last:
+            last = t
+        else:
+            ordered = False
     if multi:
         return _fold_multi(events if ordered else sorted(events, key=_FOLD_ORDER), at)
     # Single-valued: at most one value is held at a time, so the walk keeps it (and its
