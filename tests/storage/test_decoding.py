@@ -306,3 +306,6 @@ def test_the_typed_path_takes_an_ordinary_statement():
         decode_event(json.loads(body), observed_at=5)  # the head is now known
         got = statement(body, 5, 9)
         assert got == e and got.recorded_at == 9 and repr(got) == repr(e)
+        # keys in any order (PostgreSQL's jsonb gives its own) and without spaces
+        for text in (json.dumps(dict(reversed(e.to_json().items()))), json.dumps(e.to_json(), separators=(",", ":"))):
+            assert repr(statement(text, 5, 9)) == repr(e)
