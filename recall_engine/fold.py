@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 
-from .records import Belief, Event, PriorValue, belief_from_event, sort_key
+from .records import Belief, Event, PriorValue, belief_from_event
 from .text import NOTE
 from .timeline import Timeline
-from .values import Value, value_key
+from .values import _STR_KEYS, Value, value_key
 
 # What a move does to the held values.
 ASSERT = "assert"  # an assertion of the pair (or a note promoted into it)
@@ -316,13 +317,52 @@ def _fold_plain(
     multi = timeline.fixed_multi(predicate)
     if multi is None or timeline.withdrawn_events or predicate == NOTE or timeline.canonical(predicate) != predicate:
         return None
-    seen: set[str] = set()
+    if len({e.id for e in events}) < len(events):
+        return None
+    last = -1  # the latest instant so far: while each event is later, they are in fold order already
+    ordered = True
     for e in events:
-        if e.subject != subject or e.predicate != predicate or e.replaces or e.id in seen:
+        if e.subject != subject or e.predicate != predicate or e.replaces:
             return None
-        seen.add(e.id)
+        t = e.observed_at
+        if t > last:
+            last = t
+        else:
+            ordered = False
+    if multi:
+        return _fold_multi(events if ordered else sorted(events, key=_FOLD_ORDER), at)
+    # Single-valued: at most one value is held at a time, so the walk keeps it (and its
+    # key) in two names instead of a dict; every step builds what ``_apply`` builds.
+    keys = _STR_KEYS
+    cur: Held | None = None
+    cur_key = ""
+    for e in events if ordered else sorted(events, key=_FOLD_ORDER):
+        if e.observed_at > at:
+            break
+        v = e.value
+        if e.retraction:
+            if v is None or (cur is not None and value_key(v) == cur_key):
+                cur = None  # every value withdrawn, or the one held
+            continue
+        assert v is not None, "an assertion carries its value"
+        k = keys.get(v) if type(v) is str else None  # value_key, its cache read here first
+        if k is None:
+            k = value_key(v)
+        h = _new(Held)  # Held(e, v, replaced, False), its slots set here: one per event
+        h.event = e
+        h.value = v
+        h.replaced = () if cur is None else cur.replaced if k == cur_key else (cur,)
+        h.promoted = False
+        h.pair = ""
+        h.fresh = False
+        cur, cur_key = h, k
+    return {} if cur is None else {cur_key: cur}
+
+
+def _fold_multi(events: list[Event], at: int) -> dict[str, Held]:
+    """``_fold_plain`` of a multi-valued pair, its events in fold order."""
     held: dict[str, Held] = {}
-    for e in sorted(events, key=sort_key):
+    for e in events:
         if e.observed_at > at:
             break
         if e.retraction:
@@ -334,17 +374,13 @@ def _fold_plain(
         assert e.value is not None, "an assertion carries its value"
         k = value_key(e.value)
         prev = held.get(k)
-        if multi:
-            held[k] = Held(e, e.value, prev.replaced if prev else (), False)
-            continue
-        if not held or (prev is not None and len(held) == 1):
-            replaced = prev.replaced if prev else ()
-        elif prev is None:
-            replaced = tuple(held.values())  # all of them are other values
-        else:
-            replaced = tuple(h for kk, h in held.items() if kk != k)
-        held = {k: Held(e, e.value, replaced, False)}
+        held[k] = Held(e, e.value, prev.replaced if prev else (), False)
     return held
+
+
+# records.sort_key, computed in C (the retraction flag sorts as its 0 or 1)
+_FOLD_ORDER = attrgetter("observed_at", "retraction", "id")
+_new = object.__new__
 
 
 def walk(

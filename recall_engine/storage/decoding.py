@@ -11,12 +11,30 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import orjson
 
 from ..errors import InvalidEvent
 from ..records import Event, _decode_plain, decode_event
+
+# Rows a process decodes before it loads msgspec for the ones after (recall_engine.storage.typed).
+# Its import costs about as many instructions as 1,500 rows decoded through orjson cost more
+# than through it, so a short command reading a few events never pays for it, and a
+# process that reads more pays at most about twice what it would have (the rent-or-buy
+# rule; docs/benchmarks.md, "Eighth round, first reads").
+SWITCH_ROWS = 1_500
+_decoded = 0  # rows decoded through orjson so far, in this process
+_statement: Callable[[str, int, int | None], Event | None] | None = None
+
+
+def use_typed() -> None:
+    """Decode ordinary statements with msgspec from now on (``SWITCH_ROWS`` explains when)."""
+    global _statement
+    if _statement is None:
+        from .typed import statement
+
+        _statement = statement
 
 
 def loads(body: str) -> object:
@@ -57,7 +75,23 @@ def stored_event(body: str, observed_at: int, recorded_at: int | None) -> Event:
     decodes, only the value (or a replaced value) can hold a number that large (every
     other field is text, a flag, a confidence of at most 1, or ignored: the instant is the
     row's), so only those are checked. Anything else takes the reference path, whose
-    object and error are exactly ``loads``'s."""
+    object and error are exactly ``loads``'s.
+
+    Once msgspec is loaded (``use_typed``) an ordinary statement is decoded by it first,
+    straight into typed fields; it accepts only what this accepts and builds the same event."""
+    fast = _statement
+    if fast is not None:
+        try:
+            ev = fast(body, observed_at, recorded_at)
+        except Exception:  # whatever it was (an instant that is not a number), the reference decides
+            ev = None
+        if ev is not None:
+            return ev
+    return _parsed_event(body, observed_at, recorded_at)
+
+
+def _parsed_event(body: str, observed_at: int, recorded_at: int | None) -> Event:
+    """``stored_event`` without msgspec's typed path."""
     try:
         obj = orjson.loads(body)
         # decode_event's own first step for an ordinary statement, called directly
@@ -75,11 +109,18 @@ def stored_event(body: str, observed_at: int, recorded_at: int | None) -> Event:
     return ev
 
 
+def _count(rows: int) -> None:
+    global _decoded
+    _decoded += rows  # a race may lose a count: the switch comes a little later, nothing else
+    if _decoded >= SWITCH_ROWS:
+        use_typed()
+
+
 class RowDecoder:
     def __init__(self, collection: str, memo_max: int) -> None:
         self.collection = collection
         self.memo_max = memo_max
-        self._memo: dict[int, tuple[str, int, str, int, Event]] = {}
+        self._memo: dict[int, tuple[str, Event]] = {}
         self._lock = threading.Lock()
 
     def decode(self, rows: Iterable[tuple], memo: bool = True) -> list[Event]:
@@ -88,23 +129,39 @@ class RowDecoder:
         get = cache.get if cache is not None else (lambda _p: None)
         out: list[Event] = []
         append = out.append
+        fast = _statement
         eid = pos = None
         try:
             for pos, eid, at, body, rec in rows:
                 hit = get(pos)
-                if hit is not None and hit[2] == body and hit[0] == eid and hit[1] == at and hit[3] == rec:
-                    append(hit[4])
+                if (
+                    hit is not None
+                    and hit[0] == body
+                    and (ev := hit[1]).id == eid
+                    and ev.observed_at == at
+                    and ev.recorded_at == rec
+                ):
+                    append(ev)
                     continue
-                ev = stored_event(body, at, rec)
+                got: Event | None = None
+                if fast is not None:  # stored_event, its typed path called here: once a row
+                    try:
+                        got = fast(body, at, rec)
+                    except Exception:
+                        got = None
+                ev = _parsed_event(body, at, rec) if got is None else got
                 if ev.id != eid:
                     raise InvalidEvent(f"its body holds the id {ev.id!r}")
                 if cache is not None:
-                    cache[pos] = (eid, at, body, rec, ev)
+                    # the event holds the row's id, instant and recorded instant: with the body, the whole row
+                    cache[pos] = (body, ev)
                 append(ev)
         except (InvalidEvent, ValueError, TypeError) as e:
             raise self.corrupt(eid, e, pos) from None
         if cache is not None and len(cache) > self.memo_max:
             self._trim()
+        if _statement is None:
+            _count(len(out))
         return out
 
     def _trim(self) -> None:

@@ -17,13 +17,23 @@ def timeline(cardinality: str) -> Timeline:
     return Timeline([RegistryRecord("declare", "p", Definition("p", cardinality)).to_event(BASE - 10)])
 
 
-def general(events, tl, at):
+def general_state(events, tl, at):
     held = {}
     for m in moves(events, "s", "p", tl):
         if m.at > at:
             break
         _apply(m, held, "p", tl)
-    return _beliefs(held, "p", tl)
+    return held
+
+
+def general(events, tl, at):
+    return _beliefs(general_state(events, tl, at), "p", tl)
+
+
+def shape(h):
+    """A held value with everything it displaced, all the way back (``fresh`` aside: the
+    walk marks its own corrections, which only cross moves read, and the fast path has none)."""
+    return (h.event, h.value, h.promoted, h.pair, tuple(shape(r) for r in h.replaced))
 
 
 step = st.tuples(
@@ -50,6 +60,9 @@ def test_fast_path_equals_the_general_walk(steps, cardinality, at_step):
     held = _fold_plain(events, "s", "p", tl, at)
     assert held is not None  # a plain pair takes the fast path
     assert _beliefs(held, "p", tl) == general(events, tl, at)
+    walked = general_state(events, tl, at)
+    assert {k: shape(h) for k, h in held.items()} == {k: shape(h) for k, h in walked.items()}
+    assert all(not h.fresh for h in held.values())
 
 
 def test_fast_path_steps_aside_when_it_does_not_apply():

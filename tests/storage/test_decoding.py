@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recall_engine.storage.decoding import loads
@@ -134,12 +134,13 @@ def test_an_event_built_from_its_slots_is_the_event_its_init_builds():
         built.value = "emacs"
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # the path is set once for all inputs
 @given(
     st.lists(
         st.tuples(FIELDS, FIELD_VALUES | st.sampled_from([2**64 + 1, -(2**70), 10**30, 1e19, "2" * 25])), max_size=3
     )
 )
-def test_a_stored_body_decodes_as_the_reference_parse_and_decode(changes):
+def test_a_stored_body_decodes_as_the_reference_parse_and_decode(decoder_path, changes):
     from recall_engine.errors import InvalidEvent
     from recall_engine.records import decode_event, make_event
     from recall_engine.storage.decoding import stored_event
@@ -161,10 +162,150 @@ def test_a_stored_body_decodes_as_the_reference_parse_and_decode(changes):
 
 
 @pytest.mark.parametrize("value", [2**64 + 1, -(2**70), 10**30, 123456789012345678901234567890])
-def test_an_integer_past_64_bits_in_a_value_stays_exact(value):
+def test_an_integer_past_64_bits_in_a_value_stays_exact(decoder_path, value):
     from recall_engine.records import make_event
     from recall_engine.storage.decoding import stored_event
 
     obj = make_event("user", "salary", 1, 5).to_json() | {"value": value}
     decoded = stored_event(json.dumps(obj), 5, None).value
     assert decoded == value and type(decoded) is int
+
+
+# --- msgspec's typed path (recall_engine.storage.typed): what it takes, it builds as the reference
+
+
+@pytest.fixture(params=["orjson", "msgspec"])
+def decoder_path(request, monkeypatch):
+    """``stored_event`` as a fresh process has it (orjson first) and past its switch (msgspec first)."""
+    from recall_engine.storage import decoding
+
+    if request.param == "msgspec":
+        from recall_engine.storage.typed import statement
+
+        monkeypatch.setattr(decoding, "_statement", statement)
+    else:
+        monkeypatch.setattr(decoding, "_statement", None)
+    return request.param
+
+
+def test_the_typed_fields_name_the_kinds_and_sources_decode_event_takes():
+    from typing import get_args, get_type_hints
+
+    from recall_engine.records import KINDS, SOURCES
+    from recall_engine.storage.typed import _Statement
+
+    hints = get_type_hints(_Statement)
+    assert get_args(hints["kind"]) == KINDS and get_args(hints["source"]) == SOURCES
+
+
+TYPED_VALUES = FIELD_VALUES | st.sampled_from(
+    [2**63, 2**64, 2**64 + 1, -(2**63) - 1, 10**30, 10**400, 1e19, 1, 0, "", "é", "\u2028", 1.0, "x" * 1025, "y" * 1536]
+)
+
+
+@given(
+    st.sampled_from(["vim", 3, 2.5, True, None, "b\u00e9b\u00e9"]),
+    st.booleans(),
+    st.sampled_from(["prefers_editor", "note", "p" * 40]),
+    st.lists(st.tuples(FIELDS, TYPED_VALUES | st.just("<drop>")), max_size=3),
+    st.sampled_from([5, 0, -1, 2**62, 2**70]),
+)
+def test_the_typed_path_builds_what_the_reference_builds_or_steps_aside(value, retraction, predicate, changes, at):
+    from recall_engine.errors import InvalidEvent
+    from recall_engine.records import decode_event, make_event
+    from recall_engine.storage.typed import statement
+
+    base = make_event("user", predicate, "vim", 1_700_000_000 * 10**9, evidence="said so").to_json()
+    decode_event(dict(base), observed_at=5)  # the head is now known
+    obj = dict(base, value=value, retraction=retraction)
+    for name, v in changes:
+        if v == "<drop>":
+            obj.pop(name, None)
+        else:
+            obj[name] = v
+    body = json.dumps(obj, ensure_ascii=False)
+    try:
+        reference = decode_event(loads(body), observed_at=at, recorded_at=7)
+    except (InvalidEvent, ValueError, TypeError):
+        reference = None
+    try:
+        got = statement(body, at, 7)
+    except Exception:  # stored_event takes the reference path on any error
+        got = None
+    if got is not None:
+        assert reference is not None
+        assert (got, got.value, type(got.value), got.confidence, type(got.confidence), got.recorded_at) == (
+            reference,
+            reference.value,
+            type(reference.value),
+            reference.confidence,
+            type(reference.confidence),
+            reference.recorded_at,
+        )
+        assert type(got) is type(reference) and repr(got) == repr(reference) and hash(got) == hash(reference)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"value": NaN}',
+        '{"value": "\\ud800"}',
+        '{"value": 1e400}',
+        '{"value": 123456789012345678901234567890}',
+        '{"value": 1, "value": "vim"}',
+        '{"value": "vim", "other": 1}',
+        '{"value": "vim", "replaces": []}',
+        '{"value": "vim", "evidence": null}',
+        '{"value": "vim", "confidence": 1}',
+        '{"value": "vim", "observed_at": [1, {"a": NaN}]}',
+    ],
+)
+def test_bodies_msgspec_and_the_standard_parser_read_apart_decode_as_the_reference(decoder_path, text):
+    from recall_engine.errors import InvalidEvent
+    from recall_engine.records import decode_event, make_event
+    from recall_engine.storage.decoding import stored_event
+
+    base = make_event("user", "prefers_editor", "vim", 5).to_json()
+    decode_event(dict(base), observed_at=5)
+    body = json.dumps(base)[:-1] + ", " + text[1:]  # later keys win, as in both parsers
+
+    def result(decode):
+        try:
+            e = decode()
+        except (InvalidEvent, ValueError, TypeError) as err:
+            return ("refused", type(err), str(err))
+        return ("decoded", e, e.value, type(e.value), e.confidence, type(e.confidence))
+
+    reference = result(lambda: decode_event(loads(body), observed_at=5, recorded_at=7))
+    assert result(lambda: stored_event(body, 5, 7)) == reference
+
+
+def test_a_process_loads_msgspec_once_it_has_read_enough_rows(monkeypatch):
+    from recall_engine.storage import decoding
+    from recall_engine.storage.typed import statement
+
+    monkeypatch.setattr(decoding, "_statement", None)
+    monkeypatch.setattr(decoding, "_decoded", 0)
+    decoding._count(decoding.SWITCH_ROWS - 1)
+    assert decoding._statement is None
+    decoding._count(1)
+    assert decoding._statement is statement
+
+
+def test_the_typed_path_takes_an_ordinary_statement():
+    from recall_engine.records import decode_event, make_event
+    from recall_engine.storage.typed import statement
+
+    for e in (
+        make_event("user", "prefers_editor", "vim", 5, evidence="said so", evidence_id="chat-1"),
+        make_event("user", "prefers_editor", "vim", 5, retraction=True),
+        make_event("user", "prefers_editor", None, 5, retraction=True),
+        make_event("user", "prefers_editor", 2**63 - 1, 5, confidence=0.5, source="operator"),
+    ):
+        body = json.dumps(e.to_json())
+        decode_event(json.loads(body), observed_at=5)  # the head is now known
+        got = statement(body, 5, 9)
+        assert got == e and got.recorded_at == 9 and repr(got) == repr(e)
+        # keys in any order (PostgreSQL's jsonb gives its own) and without spaces
+        for text in (json.dumps(dict(reversed(e.to_json().items()))), json.dumps(e.to_json(), separators=(",", ":"))):
+            assert repr(statement(text, 5, 9)) == repr(e)
