@@ -255,7 +255,7 @@ class SQLiteStore(SearchMixin, Store):
         grown here), so stored ids need no lookup."""
         cid = self.cid
         stored: set[str] = set() if known is None else known
-        watermarks = None
+        watermarks: list | None = None
         if known is None and len(prepared) == 1:
             *watermarks, held = conn.execute(_WATERMARKS_AND_ID, (cid, prepared[0][0].id)).fetchone()
             if held:
@@ -317,6 +317,7 @@ class SQLiteStore(SearchMixin, Store):
             rows,
         )
         if texts:
+            _insert_rows(conn, f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
             _insert_rows(
                 conn, f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors
             )
@@ -329,12 +330,6 @@ class SQLiteStore(SearchMixin, Store):
         for row in rows:
             per_subject[row[3]] = per_subject.get(row[3], 0) + 1
         _insert_rows(conn, _COUNT_SUBJECTS, [(cid, subject, n) for subject, n in per_subject.items()])
-        if texts:
-            # last: FTS5 keeps its rows in memory and writes them out (a new segment) at the
-            # first statement that opens a statement journal after them (the count's UPDATE,
-            # whose guard trigger may abort) or else at COMMIT; inside a statement journal
-            # every page it writes is first copied into that journal
-            _insert_rows(conn, f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
         return before, placed
 
     def append(self, events: Sequence[Event]) -> int:
