@@ -58,6 +58,14 @@ _WATERMARKS = (
     "last.position, last.recorded_at FROM (SELECT 1) LEFT JOIN (SELECT position, recorded_at FROM events "
     "WHERE collection_id = ? ORDER BY position DESC LIMIT 1) AS last"
 )
+# the same, and whether the one event an append brings (``?2``) is stored: a single
+# append (every ``remember``) asks both in one statement
+_WATERMARKS_AND_ID = (
+    "SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'events'), (SELECT MAX(position) FROM events), "
+    "last.position, last.recorded_at, EXISTS (SELECT 1 FROM events WHERE collection_id = ?1 AND id = ?2) "
+    "FROM (SELECT 1) LEFT JOIN (SELECT position, recorded_at FROM events "
+    "WHERE collection_id = ?1 ORDER BY position DESC LIMIT 1) AS last"
+)
 # a subject's event count, kept in the append's transaction (docs/storage.md, "Subject counts")
 _COUNT_SUBJECTS = (
     "INSERT INTO subject_counts (collection_id, subject, events) VALUES (?, ?, ?) "
@@ -125,6 +133,15 @@ def _lift(conn: sqlite3.Connection, triggers: list[str]) -> list[str]:
             conn.execute(f"DROP TRIGGER {name}")
             lifted.append(row[0])
     return lifted
+
+
+def _insert_rows(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
+    """``executemany``, or ``execute`` for one row (a ``remember``'s append: a little less
+    work in the sqlite3 module per statement)."""
+    if len(rows) == 1:
+        conn.execute(sql, rows[0])
+    else:
+        conn.executemany(sql, rows)
 
 
 class Host(Protocol):
@@ -284,7 +301,12 @@ class SQLiteStore(SearchMixin, Store):
         grown here), so stored ids need no lookup."""
         cid = self.cid
         stored: set[str] = set() if known is None else known
-        if known is None:
+        watermarks: list | None = None
+        if known is None and len(prepared) == 1:
+            *watermarks, held = conn.execute(_WATERMARKS_AND_ID, (cid, prepared[0][0].id)).fetchone()
+            if held:
+                stored.add(prepared[0][0].id)
+        elif known is None:
             for chunk in chunks(unique([p[0].id for p in prepared])):
                 stored.update(
                     r[0]
@@ -300,7 +322,7 @@ class SQLiteStore(SearchMixin, Store):
                 fresh.append(p)
         # one statement for every watermark the insert needs, under the write lock:
         # positions are drawn above both the sequence and the highest stored row
-        seq, top, mine, last = conn.execute(_WATERMARKS, (cid,)).fetchone()
+        seq, top, mine, last = watermarks or conn.execute(_WATERMARKS, (cid,)).fetchone()
         before = int(mine or 0)
         if not fresh:
             return before, []
@@ -334,25 +356,26 @@ class SQLiteStore(SearchMixin, Store):
             if ev.replaces:
                 for name in unique(r.predicate for r in ev.replaces):
                     links.append((cid, ev.subject, name, ev.id))
-        conn.executemany(
+        _insert_rows(
+            conn,
             "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
             "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
         if texts:
-            conn.executemany(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
-            conn.executemany(
-                f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors
+            _insert_rows(conn, f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
+            _insert_rows(
+                conn, f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors
             )
         if links:
-            conn.executemany(
-                "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", links
+            _insert_rows(
+                conn, "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", links
             )
         conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (len(rows), cid))
         per_subject: dict[str, int] = {}
         for row in rows:
             per_subject[row[3]] = per_subject.get(row[3], 0) + 1
-        conn.executemany(_COUNT_SUBJECTS, [(cid, subject, n) for subject, n in per_subject.items()])
+        _insert_rows(conn, _COUNT_SUBJECTS, [(cid, subject, n) for subject, n in per_subject.items()])
         return before, placed
 
     def append(self, events: Sequence[Event]) -> int:
