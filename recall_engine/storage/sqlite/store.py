@@ -107,9 +107,7 @@ class _Bulk:
         """The collection's and its subjects' counts, as the batches' own updates would
         leave them, and the rows of ``replaces``."""
         if self.links:
-            conn.executemany(
-                "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", self.links
-            )
+            conn.executemany(_INSERT_LINKS, self.links)
         if self.events:
             conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (self.events, cid))
             conn.executemany(_COUNT_SUBJECTS, [(cid, subject, n) for subject, n in self.subjects.items()])
@@ -142,6 +140,43 @@ def _insert_rows(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
         conn.execute(sql, rows[0])
     else:
         conn.executemany(sql, rows)
+
+
+_INSERT_LINKS = "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)"
+
+
+def _write_rows(
+    conn: sqlite3.Connection, cid: int, fresh: list[tuple], base: int, recorded: int
+) -> tuple[list[tuple], list[tuple[int, str, str, str]]]:
+    """Insert the event, text and vector rows of ``fresh`` (``_prepare``'s tuples) at the
+    positions after ``base``. Returns the event rows, which the caller counts, and the
+    rows of ``replaces``, which it writes (a bulk import once, at its end)."""
+    rows = []
+    texts = []
+    vectors = []
+    links = []
+    pos = base
+    for ev, body, key, vector, text in fresh:
+        pos += 1
+        rows.append(
+            (pos, cid, ev.id, ev.subject, ev.predicate, key, 1 if ev.retraction else 0, ev.observed_at, body, recorded)
+        )
+        if text is not None:
+            texts.append((pos, text))
+            vectors.append((pos, ev.observed_at, vector))
+        if ev.replaces:
+            for name in unique(r.predicate for r in ev.replaces):
+                links.append((cid, ev.subject, name, ev.id))
+    _insert_rows(
+        conn,
+        "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
+        "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
+    if texts:
+        _insert_rows(conn, f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
+        _insert_rows(conn, f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors)
+    return rows, links
 
 
 class Host(Protocol):
@@ -307,14 +342,7 @@ class SQLiteStore(SearchMixin, Store):
             if held:
                 stored.add(prepared[0][0].id)
         elif known is None:
-            for chunk in chunks(unique([p[0].id for p in prepared])):
-                stored.update(
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT id FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})",
-                        (cid, *chunk),
-                    )
-                )
+            stored = self._stored_ids(conn, prepared)
         fresh = []
         for p in prepared:
             if p[0].id not in stored:
@@ -328,49 +356,10 @@ class SQLiteStore(SearchMixin, Store):
             return before, []
         base = max(seq or 0, top or 0)
         recorded = recorded_instant(clock.now_ns(), last)
-        rows = []
-        texts = []
-        vectors = []
-        links = []
-        placed = []
-        for i, (ev, body, key, vector, text) in enumerate(fresh):
-            pos = base + 1 + i
-            rows.append(
-                (
-                    pos,
-                    cid,
-                    ev.id,
-                    ev.subject,
-                    ev.predicate,
-                    key,
-                    1 if ev.retraction else 0,
-                    ev.observed_at,
-                    body,
-                    recorded,
-                )
-            )
-            if text is not None:
-                texts.append((pos, text))
-                vectors.append((pos, ev.observed_at, vector))
-            placed.append((pos, ev, recorded))
-            if ev.replaces:
-                for name in unique(r.predicate for r in ev.replaces):
-                    links.append((cid, ev.subject, name, ev.id))
-        _insert_rows(
-            conn,
-            "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
-            "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            rows,
-        )
-        if texts:
-            _insert_rows(conn, f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
-            _insert_rows(
-                conn, f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors
-            )
+        rows, links = _write_rows(conn, cid, fresh, base, recorded)
+        placed = [(base + i, p[0], recorded) for i, p in enumerate(fresh, 1)]
         if links:
-            _insert_rows(
-                conn, "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)", links
-            )
+            _insert_rows(conn, _INSERT_LINKS, links)
         conn.execute("UPDATE collections SET events = events + ? WHERE id = ?", (len(rows), cid))
         per_subject: dict[str, int] = {}
         for row in rows:
@@ -511,6 +500,19 @@ class SQLiteStore(SearchMixin, Store):
         finally:
             conn.execute(f"PRAGMA busy_timeout = {int(busy)}")
 
+    def _stored_ids(self, conn: sqlite3.Connection, prepared: list[tuple]) -> set[str]:
+        """Which of the prepared events' ids the collection holds already."""
+        stored: set[str] = set()
+        for chunk in chunks(unique([p[0].id for p in prepared])):
+            stored.update(
+                r[0]
+                for r in conn.execute(
+                    f"SELECT id FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})",
+                    (self.cid, *chunk),
+                )
+            )
+        return stored
+
     def _place_bulk(self, conn: sqlite3.Connection, prepared: list[tuple], bulk: _Bulk) -> int:
         """``_insert`` of one batch of an atomic ``append_many``, inside its one transaction;
         the same rows, drawn from watermarks read once for the whole import (each batch
@@ -519,15 +521,7 @@ class SQLiteStore(SearchMixin, Store):
         cid = self.cid
         stored = bulk.known
         if stored is None:  # a collection that held events: this batch's ids looked up
-            stored = set()
-            for chunk in chunks(unique([p[0].id for p in prepared])):
-                stored.update(
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT id FROM events WHERE collection_id = ? AND id IN ({marks(len(chunk))})",
-                        (cid, *chunk),
-                    )
-                )
+            stored = self._stored_ids(conn, prepared)
         fresh = []
         add = stored.add
         for p in prepared:
@@ -539,40 +533,9 @@ class SQLiteStore(SearchMixin, Store):
             return 0
         base = bulk.base
         recorded = bulk.recorded = recorded_instant(clock.now_ns(), bulk.recorded)
-        rows = [
-            (
-                base + i,
-                cid,
-                ev.id,
-                ev.subject,
-                ev.predicate,
-                key,
-                1 if ev.retraction else 0,
-                ev.observed_at,
-                body,
-                recorded,
-            )
-            for i, (ev, body, key, _vector, _text) in enumerate(fresh, 1)
-        ]
+        rows, links = _write_rows(conn, cid, fresh, base, recorded)
         bulk.base = base + len(fresh)
-        texts = [(base + i, p[4]) for i, p in enumerate(fresh, 1) if p[4] is not None]
-        vectors = [(base + i, p[0].observed_at, p[3]) for i, p in enumerate(fresh, 1) if p[4] is not None]
-        bulk.links.extend(
-            (cid, ev.subject, name, ev.id)
-            for ev in (p[0] for p in fresh)
-            if ev.replaces
-            for name in unique(r.predicate for r in ev.replaces)
-        )
-        conn.executemany(
-            "INSERT INTO events (position, collection_id, id, subject, predicate, value_key, retraction, "
-            "observed_at, body, recorded_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            rows,
-        )
-        if texts:
-            conn.executemany(f"INSERT INTO event_text_{cid} (rowid, text) VALUES (?, ?)", texts)
-            conn.executemany(
-                f"INSERT INTO event_vectors_{cid} (position, observed_at, vector) VALUES (?, ?, ?)", vectors
-            )
+        bulk.links.extend(links)
         counts = bulk.subjects
         for row in rows:
             counts[row[3]] = counts.get(row[3], 0) + 1
