@@ -780,8 +780,8 @@ class Memory:
         rp_raw, rv = r
         try:
             rp = tl.canonical(self.predicate_name(rp_raw, tl))
-        except InvalidInput:
-            return (str(rp_raw), rv, "not a predicate name")
+        except InvalidInput as e:  # validated before anything is written (docs/semantics.md)
+            raise InvalidInput(f"replaces: {e.message}") from None
         if not tl.knows(rp):
             return (rp, rv, "not in the registry")
         d = tl.definition(rp)
@@ -789,9 +789,13 @@ class Memory:
         try:
             v = normalize_value(rp, d.value_type, d.allowed, rv)
         except InvalidInput as e:
-            if storage_class_of(rv) != d.storage_class:  # another type was never believed: say so
+            # a value its type no longer takes (an enum value since dropped) may still be
+            # believed; one no event of this predicate could hold is an error, as another
+            # type is (it was never believed: say so)
+            try:
+                v = normalize_value(rp, d.storage_class, (), rv)
+            except InvalidInput:
                 raise InvalidInput(f"replaces {rp}: {e.message}") from None
-            v = rv.strip() if isinstance(rv, str) else rv  # e.g. an enum value no longer allowed
         return (rp, v, "")
 
     def _resolve_replace(

@@ -129,6 +129,39 @@ def test_replacing_a_value_of_the_wrong_type_is_a_type_error_not_never_believed(
 
 
 @pytest.mark.parametrize(
+    "target, message",
+    [
+        (("likes", ""), "replaces likes: likes: value must not be empty"),
+        (("likes", "   "), "replaces likes: likes: value must not be empty"),
+        (("likes", None), "replaces likes: likes expects a string value, got nothing"),
+        (("likes", "x" * 2000), "replaces likes: value must be UTF-8 of at most 1024 bytes, got 2000"),
+        (("deal_value", float("nan")), "replaces deal_value: deal_value expects a finite number value"),
+        (
+            ("Bad Name!", "mango"),
+            "replaces: predicate must be snake_case (e.g. prefers_editor) of at most 64 bytes, got 'Bad Name!'",
+        ),
+        (("", "mango"), "replaces: predicate must be snake_case (e.g. prefers_editor) of at most 64 bytes, got ''"),
+    ],
+)
+def test_a_replaces_no_event_could_hold_is_refused_before_anything_is_written(memory, target, message):
+    # the Python API and the agents' tools pass replaces as given: each is checked as
+    # the statement is, not found out by the store as a bad event
+    memory.remember("user", "likes", "mango")
+    memory.remember("acme", "deal_value", 100)
+    before = memory.store.count()
+    with pytest.raises(InvalidInput) as err:
+        memory.remember("user", "likes", "kiwi", replaces=[target])
+    assert str(err.value) == message
+    assert memory.store.count() == before
+
+
+def test_a_value_its_enum_no_longer_allows_can_still_be_named_in_replaces(memory):
+    # stored text of the predicate's kind, just not among its values: not believed, not an error
+    result = memory.remember("acme", "deal_stage", "won", replaces=[("deal_stage", "prospect")])
+    assert [(u.predicate, u.reason) for u in result.unreplaced] == [("deal_stage", "never believed")]
+
+
+@pytest.mark.parametrize(
     "kw, message",
     [
         ({"value": "vi\x00m"}, "value must not contain a NUL character (\\x00)"),
