@@ -340,7 +340,9 @@ def decode_event(
             _check_value(eid, r["value"], allow_null=False, what="replaces value")
             items.append(Replace(r["predicate"], r["value"]))
         replaces = tuple(items)
-    if len(_GOOD_HEADS) < _MAX_GOOD_HEADS and allowed_sources is SOURCES:
+    if allowed_sources is SOURCES:
+        if len(_GOOD_HEADS) >= _MAX_GOOD_HEADS:  # start afresh: a full memo would leave every new head slow
+            _GOOD_HEADS.clear()
         _GOOD_HEADS[(kind, subject, predicate, source)] = limit
     return Event(
         eid,

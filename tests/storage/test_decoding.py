@@ -309,3 +309,22 @@ def test_the_typed_path_takes_an_ordinary_statement():
         # keys in any order (PostgreSQL's jsonb gives its own) and without spaces
         for text in (json.dumps(dict(reversed(e.to_json().items()))), json.dumps(e.to_json(), separators=(",", ":"))):
             assert repr(statement(text, 5, 9)) == repr(e)
+
+
+def test_new_heads_still_take_the_typed_path_once_the_memo_of_heads_has_filled(monkeypatch):
+    # a process that has met more heads than the memo keeps (a server, the console, a big
+    # import) must not decode every head it meets later through the slow path
+    from recall_engine import records
+    from recall_engine.records import decode_event, make_event
+    from recall_engine.storage.typed import statement
+
+    monkeypatch.setattr(records, "_GOOD_HEADS", {})
+    monkeypatch.setattr(records, "_MAX_GOOD_HEADS", 3)
+    monkeypatch.setattr("recall_engine.storage.typed._GOOD_HEADS", records._GOOD_HEADS)
+    for n in range(5):
+        e = make_event(f"user-{n}", "prefers_editor", "vim", 5)
+        body = json.dumps(e.to_json())
+        assert statement(body, 5, None) is None  # a head not seen yet steps aside
+        decode_event(json.loads(body), observed_at=5)
+        assert statement(body, 5, None) == e  # and takes the typed path once the full path has checked it
+    assert len(records._GOOD_HEADS) <= 3
