@@ -322,8 +322,11 @@ class Memory:
         return entry
 
     def _load_pair(self, subject: str, predicate: str, tl: Timeline) -> Entry:
-        events, others = self._gather(subject, predicate, tl, {})
-        return Entry.build(subject, predicate, events, others, tl)
+        # what a pair's first read builds (its events, the memo's rows) is kept, so the
+        # collector's young generations would only walk it (batch.collection_paused)
+        with collection_paused():
+            events, others = self._gather(subject, predicate, tl, {})
+            return Entry.build(subject, predicate, events, others, tl)
 
     def _preload(self, s: str, p: str, key: str, tl: Timeline) -> None:
         """Before a remember, put in the folded pairs each pair it folds that they lack, from

@@ -205,3 +205,23 @@ def test_what_a_batch_made_joins_the_oldest_generation(store):
     finally:
         gc.unfreeze()
     assert len(kept) == 1000 and [b.value for b in m.read_pair("ann", "goal")] == ["z"]
+
+
+def test_what_a_pairs_first_read_keeps_joins_the_oldest_generation(store):
+    """A first read's events are kept (the folded pair, the decoder's memo), so they skip
+    the young generations as a batch's objects do, and the collector runs on after it."""
+    import gc
+
+    clock = Clock()
+    m = Memory(store, now=clock)
+    declare(m)
+    m.remember_many([{"subject": "ann", "predicate": "goal", "value": f"g{k}"} for k in range(50)])
+    reader = Memory(store, now=clock)  # has folded nothing yet
+    reader.timeline()
+    gc.collect()
+    assert len(reader.read_pair("ann", "goal")) == 50
+    assert gc.isenabled()
+    entry = reader._pairs.get("ann", "goal")
+    assert entry is not None and len(entry.events) == 50
+    young = {id(o) for generation in (0, 1) for o in gc.get_objects(generation)}
+    assert not any(id(e) in young for e in entry.events)
