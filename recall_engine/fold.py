@@ -65,6 +65,7 @@ class Step:
     after: list[Held]
     withdrawn: list[Held]  # values this move took away (replaced, retracted, excluded)
     effective: bool  # did it change the held values (or refresh one)?
+    keys: frozenset[str] = frozenset()  # the value keys held after it
 
 
 def _content(e: Event) -> str:
@@ -397,7 +398,7 @@ def walk(
         gone = _apply(m, held, predicate, timeline)
         after = list(held.values())
         changed = bool(gone) or [(h.event.id, h.value) for h in after] != before_ids
-        yield Step(m, before, after, gone, changed)
+        yield Step(m, before, after, gone, changed, frozenset(held))  # held is keyed by value key
 
 
 def reads(e: Event, predicate: str, timeline: Timeline) -> bool:

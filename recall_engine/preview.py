@@ -101,23 +101,22 @@ def _walk_answers(
 ) -> tuple[list[tuple[int, frozenset[str]]], tuple[Value, ...], tuple[Value, ...] | None, list[Held]]:
     """As ``answers_over_time``, plus the values held now (with their ``replaced``)."""
     series: list[tuple[int, frozenset[str]]] = []
-    current: tuple[Value, ...] = ()
     held: list[Held] = []
-    at_as_of: tuple[Value, ...] | None = () if as_of is not None else None
+    held_as_of: list[Held] = []
     for step in walk(events, subject, predicate, tl):
         at = step.move.at
         if at > now:
             break
         held = step.after
-        current = tuple(h.value for h in held)
-        keys = frozenset(value_key(v) for v in current)
         if series and series[-1][0] == at:
-            series[-1] = (at, keys)
+            series[-1] = (at, step.keys)
         else:
-            series.append((at, keys))
+            series.append((at, step.keys))
         if as_of is not None and at <= as_of:
-            at_as_of = current
-    return series, current, at_as_of, held
+            held_as_of = held
+    # the values themselves only where they are asked for: now, and at ``as_of``
+    at_as_of = tuple(h.value for h in held_as_of) if as_of is not None else None
+    return series, tuple(h.value for h in held), at_as_of, held
 
 
 def replaced_changes(
