@@ -324,3 +324,14 @@ def test_a_listed_replaced_value_is_one_the_other_pair_stopped_holding_then(log)
                         )
                     ]
                     assert listed, (pred, r)
+
+
+@SETTINGS
+@given(logs())
+def test_each_walk_step_names_the_value_keys_it_leaves_held(log) -> None:
+    """``Step.keys`` (which previews read instead of keying the held values again) are the
+    keys of the values held after the step, notes promoted and cross moves included."""
+    tl, events = log
+    for pred in PAIRS:
+        for step in walk(events, "user", pred, tl):
+            assert step.keys == frozenset(value_key(h.value) for h in step.after)
