@@ -93,6 +93,17 @@ def outcome(obj, **kw):
     return ("decoded", e, type(e.confidence), e.recorded_at)
 
 
+def _altered(base: dict, changes, **fields) -> dict:
+    """``base`` with ``fields`` set, then each (name, value) of ``changes`` ("<drop>": the field removed)."""
+    obj = dict(base, **fields)
+    for name, v in changes:
+        if v == "<drop>":
+            obj.pop(name, None)
+        else:
+            obj[name] = v
+    return obj
+
+
 @given(
     st.sampled_from(["vim", 3, 2.5, True, None]),
     st.booleans(),
@@ -107,12 +118,7 @@ def test_a_plain_statement_decodes_as_the_full_path_decodes_it(value, retraction
         base |= {"evidence": "I use vim", "evidence_id": "chat-1"}
     assert outcome(dict(base))[0] == "decoded"  # the head is now known: the plain path is taken
     assert _decode_plain(dict(base), 1_700_000_000 * 10**9, 7) is not None
-    obj = dict(base, value=value, retraction=retraction)
-    for name, v in changes:
-        if v == "<drop>":
-            obj.pop(name, None)
-        else:
-            obj[name] = v
+    obj = _altered(base, changes, value=value, retraction=retraction)
     full_only = tuple(list(SOURCES))  # an equal tuple, not SOURCES itself: the full path alone
     assert outcome(obj) == outcome(obj, allowed_sources=full_only)
 
@@ -217,12 +223,7 @@ def test_the_typed_path_builds_what_the_reference_builds_or_steps_aside(value, r
 
     base = make_event("user", predicate, "vim", 1_700_000_000 * 10**9, evidence="said so").to_json()
     decode_event(dict(base), observed_at=5)  # the head is now known
-    obj = dict(base, value=value, retraction=retraction)
-    for name, v in changes:
-        if v == "<drop>":
-            obj.pop(name, None)
-        else:
-            obj[name] = v
+    obj = _altered(base, changes, value=value, retraction=retraction)
     body = json.dumps(obj, ensure_ascii=False)
     try:
         reference = decode_event(loads(body), observed_at=at, recorded_at=7)
