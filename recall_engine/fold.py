@@ -65,7 +65,7 @@ class Step:
     after: list[Held]
     withdrawn: list[Held]  # values this move took away (replaced, retracted, excluded)
     effective: bool  # did it change the held values (or refresh one)?
-    keys: frozenset[str] = frozenset()  # the value keys held after it
+    keys: frozenset[str]  # the value keys held after it
 
 
 def _content(e: Event) -> str:

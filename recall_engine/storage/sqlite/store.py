@@ -142,6 +142,18 @@ def _insert_rows(conn: sqlite3.Connection, sql: str, rows: list[tuple]) -> None:
         conn.executemany(sql, rows)
 
 
+def _fresh(prepared: list[tuple], stored: set[str]) -> list[tuple]:
+    """The prepared events whose ids are not in ``stored``, each once (``stored`` grows with them)."""
+    fresh = []
+    add = stored.add
+    for p in prepared:
+        eid = p[0].id
+        if eid not in stored:
+            add(eid)
+            fresh.append(p)
+    return fresh
+
+
 _INSERT_LINKS = "INSERT INTO event_replaces (collection_id, subject, predicate, event_id) VALUES (?,?,?,?)"
 
 
@@ -323,31 +335,21 @@ class SQLiteStore(SearchMixin, Store):
             indexed[i] = (vectors[j], f"{sentences[j]}\n{ev.evidence}" if ev.evidence else sentences[j])
         return [(*p, *indexed[i]) for i, p in enumerate(out)]
 
-    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple], known: set[str] | None = None) -> int:
+    def _insert(self, conn: sqlite3.Connection, prepared: list[tuple]) -> int:
         """Insert inside the caller's transaction; skip stored ids; return how many were new."""
-        return len(self._place(conn, prepared, known)[1])
+        return len(self._place(conn, prepared)[1])
 
-    def _place(
-        self, conn: sqlite3.Connection, prepared: list[tuple], known: set[str] | None = None
-    ) -> tuple[int, list[tuple[int, Event, int]]]:
+    def _place(self, conn: sqlite3.Connection, prepared: list[tuple]) -> tuple[int, list[tuple[int, Event, int]]]:
         """``_insert``, returning the collection's position before the insert and the new
-        events with the positions and the recorded instant they got. ``known``: every id
-        the collection holds, kept by a caller that saw it empty in this transaction (and
-        grown here), so stored ids need no lookup."""
+        events with the positions and the recorded instant they got."""
         cid = self.cid
-        stored: set[str] = set() if known is None else known
         watermarks: list | None = None
-        if known is None and len(prepared) == 1:
+        if len(prepared) == 1:
             *watermarks, held = conn.execute(_WATERMARKS_AND_ID, (cid, prepared[0][0].id)).fetchone()
-            if held:
-                stored.add(prepared[0][0].id)
-        elif known is None:
+            stored = {prepared[0][0].id} if held else set()
+        else:
             stored = self._stored_ids(conn, prepared)
-        fresh = []
-        for p in prepared:
-            if p[0].id not in stored:
-                stored.add(p[0].id)
-                fresh.append(p)
+        fresh = _fresh(prepared, stored)
         # one statement for every watermark the insert needs, under the write lock:
         # positions are drawn above both the sequence and the highest stored row
         seq, top, mine, last = watermarks or conn.execute(_WATERMARKS, (cid,)).fetchone()
@@ -522,13 +524,7 @@ class SQLiteStore(SearchMixin, Store):
         stored = bulk.known
         if stored is None:  # a collection that held events: this batch's ids looked up
             stored = self._stored_ids(conn, prepared)
-        fresh = []
-        add = stored.add
-        for p in prepared:
-            eid = p[0].id
-            if eid not in stored:
-                add(eid)
-                fresh.append(p)
+        fresh = _fresh(prepared, stored)
         if not fresh:
             return 0
         base = bulk.base
