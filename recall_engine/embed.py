@@ -37,6 +37,25 @@ def _slot(token: str) -> tuple[int, float]:
     return h % DIMENSIONS, (-1.0 if h >> 63 else 1.0)
 
 
+_SLOTS: dict[str, tuple[int, float]] = {}  # _slot's answers, read without a call (the stores' hot path)
+
+
+def token_sums(words: list[str]) -> dict[int, float]:
+    """Each dimension a token reaches, with the sum of its tokens' signs: ``embed``'s
+    vector before it is normalised, in the sparse form the stores pack it from (a sum is
+    0.0 where signs cancel). Exact: sums of +-1.0."""
+    slots = _SLOTS
+    if len(slots) > 200_000:
+        slots.clear()
+    sums: dict[int, float] = {}
+    for t in words:
+        hit = slots.get(t)
+        if hit is None:
+            hit = slots[t] = _slot(t)
+        sums[hit[0]] = sums.get(hit[0], 0.0) + hit[1]
+    return sums
+
+
 def embed(text: str) -> np.ndarray:
     v = np.zeros(DIMENSIONS, dtype=np.float32)
     for t in tokens(text):

@@ -24,7 +24,7 @@ import psycopg
 from psycopg import errors as pgerrors
 
 from ... import clock
-from ...embed import DIMENSIONS, _slot, event_text, tokens
+from ...embed import DIMENSIONS, event_text, token_sums, tokens
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event, stamped
 from ...values import value_key
@@ -66,7 +66,6 @@ _INT64 = (-(1 << 63), (1 << 63) - 1)
 _FLOAT4 = struct.Struct(">f")
 _ZERO_VECTOR = bytes(4 * DIMENSIONS)
 _EMPTY_VECTOR = _FLOAT4.pack(1.0) + bytes(4 * (DIMENSIONS - 1))  # a sentence without a token (as embed's)
-_SLOTS: dict[str, tuple[int, float]] = {}  # token -> (dimension, sign), without a call per token
 
 
 _to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -120,15 +119,7 @@ def _vector(words: list[str]) -> bytes | bytearray:
     each value a float32 division, done in float64 and rounded once by the pack, which is
     exact for a quotient of two float32 values. tests/storage/test_postgres.py checks the
     two agree."""
-    slots = _SLOTS
-    if len(slots) > 200_000:
-        slots.clear()
-    sums: dict[int, float] = {}
-    for t in words:
-        hit = slots.get(t)
-        if hit is None:
-            hit = slots[t] = _slot(t)
-        sums[hit[0]] = sums.get(hit[0], 0.0) + hit[1]
+    sums = token_sums(words)
     total = sum([v * v for v in sums.values()])
     if not total:
         return _EMPTY_VECTOR

@@ -56,7 +56,6 @@ _F32 = struct.Struct("<f")
 _ENTRY = struct.Struct("<Bf")  # one 5-byte record, as _RECORD packs it
 _SPARSE_MOST = (DENSE_BYTES - 1) // 5  # more non-zero entries than this: the dense form
 _EMPTY = _ENTRY.pack(0, 1.0)  # a text without a token: the embedder's (1, 0, 0, ...)
-_SLOTS: dict[str, tuple[int, float]] = {}  # token -> (dimension, sign), without a call per token
 
 
 def _f32(x: float) -> float:
@@ -75,16 +74,9 @@ def encode_texts(texts: list[str]) -> list[bytes]:
     numpy. tests/storage/test_sqlite.py checks the two agree."""
     out: list[bytes] = []
     dense: list[int] = []
-    slots, slot, tokens, pack = _SLOTS, embed._slot, embed.tokens, _ENTRY.pack
-    if len(slots) > 200_000:
-        slots.clear()
+    token_sums, tokens, pack = embed.token_sums, embed.tokens, _ENTRY.pack
     for n, text in enumerate(texts):
-        sums: dict[int, float] = {}
-        for t in tokens(text):
-            hit = slots.get(t)
-            if hit is None:
-                hit = slots[t] = slot(t)
-            sums[hit[0]] = sums.get(hit[0], 0.0) + hit[1]
+        sums = token_sums(tokens(text))
         dims = [i for i, v in sums.items() if v]
         if not dims:
             out.append(_EMPTY)
