@@ -384,6 +384,110 @@ _FOLD_ORDER = attrgetter("observed_at", "retraction", "id")
 _new = object.__new__
 
 
+def plain_own(events: Iterable[Event], subject: str, predicate: str, timeline: Timeline) -> list[Event] | None:
+    """The pair's own events in fold order when its walk is plain; None when it is not.
+
+    Plain: the cardinality never changes, the pair is not the note pair, no event of
+    the subject carries ``replaces`` or is a note, and each of them reads as the pair's
+    own (under any stored name, ids unique) or as a predicate that neither excludes it
+    nor is excluded by it. Then every own event is one move (an assertion, a targeted
+    or a blanket retraction), in this order, and there is no other: no exclusion, no
+    ``replaces``, no promotion, and no cross move (the pairs it excludes hold nothing).
+    """
+    if predicate == NOTE or timeline.fixed_multi(predicate) is None:
+        return None
+    canonical = timeline.canonical
+    bearing = timeline.excluders(predicate) | timeline.excluded_by(predicate)
+    bearing.add(NOTE)
+    withdrawn = timeline.withdrawn_events
+    own_names: dict[str, bool] = {}  # stored name -> its events are the pair's own
+    own: list[Event] = []
+    for e in events:
+        if e.subject != subject or (withdrawn and e.id in withdrawn):
+            continue
+        if e.replaces:
+            return None
+        is_own = own_names.get(e.predicate)
+        if is_own is None:
+            c = canonical(e.predicate)
+            if c != predicate and c in bearing:
+                return None
+            is_own = own_names[e.predicate] = c == predicate
+        if is_own:
+            own.append(e)
+    if len({e.id for e in own}) < len(own):
+        return None
+    last = -1
+    for e in own:
+        if e.observed_at <= last:
+            own.sort(key=_FOLD_ORDER)  # moves' order: with ids unique, (instant, retraction, id)
+            break
+        last = e.observed_at
+    return own
+
+
+def plain_answers(
+    own: list[Event], multi: bool, now: int, as_of: int | None
+) -> tuple[list[tuple[int, frozenset[str]]], list[Held], list[Held]]:
+    """``walk`` of a plain pair (its events from ``plain_own``) read as answers: the value keys
+    held after each instant up to ``now``, and the values held at ``now`` and at ``as_of``.
+
+    Each event is one step, applied as ``_apply`` applies it (the same held values, the
+    same ``replaced``), without building moves and steps."""
+    series: list[tuple[int, frozenset[str]]] = []
+    empty: frozenset[str] = frozenset()
+    one: dict[str, frozenset[str]] = {}  # a single value's keys, built once
+    held: dict[str, Held] = {}
+    cur: Held | None = None  # single-valued: the held value and its key
+    cur_key = ""
+    keys = empty
+    last = None
+    at_as_of: list[Held] = []
+    pending = as_of is not None  # the values at ``as_of`` are taken before the first later step
+    until = now if as_of is None else as_of
+    for e in own:
+        at = e.observed_at
+        if at > now:
+            break
+        if pending and at > until:
+            at_as_of = list(held.values()) if multi else [cur] if cur else []
+            pending = False
+        v = e.value
+        if multi:
+            if e.retraction:
+                if v is None:
+                    held.clear()
+                else:
+                    held.pop(value_key(v), None)
+            else:
+                assert v is not None, "an assertion carries its value"
+                k = value_key(v)
+                prev = held.get(k)
+                held[k] = Held(e, v, prev.replaced if prev else (), False)
+            keys = frozenset(held)
+        elif e.retraction:
+            if cur is not None and (v is None or value_key(v) == cur_key):
+                cur, keys = None, empty
+        else:
+            assert v is not None, "an assertion carries its value"
+            k = value_key(v)
+            if cur is None:
+                cur = Held(e, v, (), False)
+            elif k == cur_key:
+                cur = Held(e, v, cur.replaced, False)
+            else:
+                cur = Held(e, v, (cur,), False, fresh=True)
+            cur_key = k
+            keys = one.get(k) or one.setdefault(k, frozenset((k,)))
+        if at == last:
+            series[-1] = (at, keys)
+        else:
+            series.append((at, keys))
+            last = at
+    now_held = list(held.values()) if multi else [cur] if cur else []
+    return series, now_held, now_held if pending else at_as_of
+
+
 def walk(
     events: Iterable[Event], subject: str, predicate: str, timeline: Timeline, *, cross: bool = True
 ) -> Iterator[Step]:

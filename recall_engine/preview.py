@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fold import Held, prior_values, walk
+from .fold import Held, plain_answers, plain_own, prior_values, walk
 from .records import Event
 from .text import NOTE
 from .timeline import Timeline
@@ -100,6 +100,17 @@ def _walk_answers(
     events: Sequence[Event], subject: str, predicate: str, tl: Timeline, now: int, as_of: int | None
 ) -> tuple[list[tuple[int, frozenset[str]]], tuple[Value, ...], tuple[Value, ...] | None, list[Held]]:
     """As ``answers_over_time``, plus the values held now (with their ``replaced``)."""
+    own = plain_own(events, subject, predicate, tl)
+    if own is not None:
+        series, held, held_as_of = plain_answers(own, bool(tl.fixed_multi(predicate)), now, as_of)
+        return series, tuple(h.value for h in held), _values_at(held_as_of, as_of), held
+    return _walk_steps(events, subject, predicate, tl, now, as_of)
+
+
+def _walk_steps(
+    events: Sequence[Event], subject: str, predicate: str, tl: Timeline, now: int, as_of: int | None
+) -> tuple[list[tuple[int, frozenset[str]]], tuple[Value, ...], tuple[Value, ...] | None, list[Held]]:
+    """``_walk_answers`` through the fold's general walk (every pair)."""
     series: list[tuple[int, frozenset[str]]] = []
     held: list[Held] = []
     held_as_of: list[Held] = []
@@ -115,8 +126,11 @@ def _walk_answers(
         if as_of is not None and at <= as_of:
             held_as_of = held
     # the values themselves only where they are asked for: now, and at ``as_of``
-    at_as_of = tuple(h.value for h in held_as_of) if as_of is not None else None
-    return series, tuple(h.value for h in held), at_as_of, held
+    return series, tuple(h.value for h in held), _values_at(held_as_of, as_of), held
+
+
+def _values_at(held: list[Held], as_of: int | None) -> tuple[Value, ...] | None:
+    return tuple(h.value for h in held) if as_of is not None else None
 
 
 def replaced_changes(

@@ -138,11 +138,13 @@ class Timeline:
             ds = [_definition(t[2]) for t in items]
             last_retro = max((k for k, t in enumerate(items) if t[2].record.retroactive), default=-1)
             self._rules[owner] = (ats, ds, last_retro)
-        # predicates whose cardinality never changed: the fold's hot path skips the rule lookup
+        # predicates whose cardinality is the same at every instant (it never changed, or a
+        # retroactive definition covers the history and none after it changed it): the fold's
+        # hot path skips the rule lookup
         self._fixed_multi: dict[str, bool] = {
-            owner: ds[0].cardinality == "multi"
-            for owner, (_, ds, _) in self._rules.items()
-            if all(d.cardinality == ds[0].cardinality for d in ds)
+            owner: ds[-1].cardinality == "multi"
+            for owner, (_, ds, last_retro) in self._rules.items()
+            if all(d.cardinality == ds[-1].cardinality for d in ds[max(last_retro, 0) :])
         }
         self._fixed_multi.setdefault(NOTE, True)
 
@@ -283,7 +285,7 @@ class Timeline:
         return out
 
     def fixed_multi(self, predicate: str) -> bool | None:
-        """True or False when the predicate's cardinality never changed; None when it did (or it is unknown)."""
+        """True or False when the predicate's cardinality is the same at every instant; None when not (or unknown)."""
         return self._fixed_multi.get(predicate)
 
     def multi_at(self, predicate: str, at: int) -> bool:

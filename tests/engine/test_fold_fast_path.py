@@ -5,10 +5,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recall_engine.fold import _apply, _beliefs, _fold_plain, moves
-from recall_engine.records import make_event
+from recall_engine.fold import _apply, _beliefs, _fold_plain, moves, plain_answers, plain_own
+from recall_engine.preview import _walk_answers, _walk_steps
+from recall_engine.records import Replace, make_event
 from recall_engine.registry import Definition, RegistryRecord
 from recall_engine.timeline import Timeline
+
+from .test_fold_properties import BASE as LOG_BASE
+from .test_fold_properties import INSTANTS, PAIRS, SETTINGS, logs
+from .test_fold_properties import VALUES as LOG_VALUES
 
 BASE = 1_780_000_000_000_000_000
 
@@ -77,3 +82,116 @@ def test_fast_path_steps_aside_when_it_does_not_apply():
         ]
     )
     assert _fold_plain([e], "s", "p", changed, BASE) is None  # cardinality changed over time
+
+
+# --- over random logs: merges, exclusions, notes, `replaces`, retroactive redefines --------
+
+
+@st.composite
+def mixed_logs(draw):
+    """A random log of the fold's properties, or (half the time) one made for the plain paths:
+    p, q and r always declared (q may exclude p or p exclude q, r may be merged into p, a
+    retroactive redefine may fix p's cardinality anew), few notes and ``replaces``."""
+    if draw(st.booleans()):
+        return draw(logs())
+    at = LOG_BASE - 10
+    recs = []
+    for name in ("p", "q", "r"):
+        excludes = {"p": ("q",), "q": ("p",)}.get(name, ()) if draw(st.integers(0, 3)) == 0 else ()
+        card = draw(st.sampled_from(["single", "multi"]))
+        recs.append(RegistryRecord("declare", name, Definition(name, card, excludes=excludes)).to_event(at))
+    for op in draw(st.lists(st.sampled_from(["merge", "retro", "redefine"]), max_size=2)):
+        at += 1
+        card = draw(st.sampled_from(["single", "multi"]))
+        if op == "merge":
+            recs.append(RegistryRecord("merge", "r", into="p").to_event(at))
+        else:
+            when = draw(st.sampled_from([at, *INSTANTS]))
+            rec = RegistryRecord("redefine", "p", Definition("p", card), retroactive=op == "retro")
+            recs.append(rec.to_event(when))
+    events = []
+    for _ in range(draw(st.integers(1, 15))):
+        subject = draw(st.sampled_from(["user", "user", "bob"]))
+        pred = draw(st.sampled_from(["p", "p", "q", "r", "y", "note"] if draw(st.integers(0, 9)) == 0 else "pqry"))
+        kind = draw(st.sampled_from(["assert", "assert", "assert", "retract", "clear"]))
+        t = draw(st.sampled_from(INSTANTS))
+        v = draw(st.sampled_from(LOG_VALUES))
+        reps = (Replace(draw(st.sampled_from("pq")), v),) if draw(st.integers(0, 9)) == 0 else ()
+        if kind == "assert":
+            events.append(make_event(subject, pred, v, t, replaces=reps))
+        else:
+            events.append(make_event(subject, pred, None if kind == "clear" else v, t, retraction=True))
+    return Timeline(recs), list({e.id: e for e in reversed(events)}.values())[::-1]
+
+
+MANY = settings(SETTINGS, max_examples=400)
+
+
+def _held_shape(h):
+    # repr tells 1, 1.0 and True apart, which == does not
+    return (h.event.id, repr(h.value), h.promoted, h.pair, h.fresh, tuple(_held_shape(r) for r in h.replaced))
+
+
+def _answers_shape(answers):
+    series, now_values, as_of_values, held = answers
+    values = None if as_of_values is None else [repr(v) for v in as_of_values]
+    return series, [repr(v) for v in now_values], values, [_held_shape(h) for h in held]
+
+
+@MANY
+@given(mixed_logs(), st.sampled_from(INSTANTS), st.none() | st.sampled_from([LOG_BASE - 1, *INSTANTS]))
+def test_plain_answers_equal_the_general_walk(log, now, as_of):
+    """A preview's answers over time from the plain walk are the general walk's, step for step,
+    down to each held value's ``replaced`` (and its ``fresh`` mark)."""
+    tl, events = log
+    for subject in ("user", "bob"):
+        for pred in [*PAIRS, "y"]:
+            fast = _walk_answers(events, subject, pred, tl, now, as_of)
+            assert _answers_shape(fast) == _answers_shape(_walk_steps(events, subject, pred, tl, now, as_of))
+
+
+@MANY
+@given(mixed_logs(), st.sampled_from([LOG_BASE - 1, *INSTANTS]))
+def test_plain_fold_equals_the_general_walk_over_random_logs(log, at):
+    """``_fold_plain`` takes pairs whose cardinality a retroactive rule fixed, too: the same held values."""
+    tl, events = log
+    for pred in [*PAIRS, "y"]:
+        held = _fold_plain(events, "user", pred, tl, at)
+        if held is not None:
+            walked = {}
+            for m in moves(events, "user", pred, tl):
+                if m.at > at:
+                    break
+                _apply(m, walked, pred, tl)
+            assert {k: shape(h) for k, h in held.items()} == {k: shape(h) for k, h in walked.items()}
+
+
+def test_plain_walk_takes_the_common_pairs_and_steps_aside_for_the_rest():
+    merged = Timeline(
+        [
+            RegistryRecord("declare", "p", Definition("p", "single")).to_event(BASE - 10),
+            RegistryRecord("declare", "q", Definition("q", "single")).to_event(BASE - 10),
+            RegistryRecord("declare", "x", Definition("x", "single", excludes=("p",))).to_event(BASE - 10),
+            RegistryRecord("merge", "q", into="p").to_event(BASE - 5),
+            RegistryRecord("redefine", "p", Definition("p", "multi"), retroactive=True).to_event(BASE - 4),
+        ]
+    )
+    own, other = make_event("s", "p", "vim", BASE + 2), make_event("s", "q", "zed", BASE + 1)
+    unrelated, elsewhere = make_event("s", "y", "vim", BASE), make_event("t", "p", "vim", BASE)
+    # a merged name's events are the pair's own, in fold order; another subject's and an unrelated predicate's are not
+    assert plain_own([own, other, unrelated, elsewhere], "s", "p", merged) == [other, own]
+    assert plain_own([own, make_event("s", "x", "vim", BASE)], "s", "p", merged) is None  # an excluding predicate
+    assert plain_own([own, make_event("s", "note", "vim", BASE)], "s", "p", merged) is None  # a note
+    replacing = make_event("s", "y", "vim", BASE, replaces=(Replace("p", "zed"),))
+    assert plain_own([own, replacing], "s", "p", merged) is None  # a `replaces`
+    assert plain_own([own, own], "s", "p", merged) is None  # an event twice
+    changed = Timeline(
+        [
+            RegistryRecord("declare", "p", Definition("p", "single")).to_event(BASE - 10),
+            RegistryRecord("redefine", "p", Definition("p", "multi")).to_event(BASE + 1),
+        ]
+    )
+    assert plain_own([own], "s", "p", changed) is None  # cardinality changed over time
+    series, held, _ = plain_answers(plain_own([own, other], "s", "p", merged) or [], True, BASE + 5, None)
+    assert series == [(BASE + 1, frozenset({"s:zed"})), (BASE + 2, frozenset({"s:zed", "s:vim"}))]
+    assert [h.value for h in held] == ["zed", "vim"]

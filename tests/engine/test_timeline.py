@@ -98,6 +98,17 @@ def test_retroactive_rule_covers_the_past_until_a_later_ordinary_one() -> None:
     assert not tl.multi_at("p", D("09-01"))
 
 
+def test_cardinality_is_fixed_when_a_retroactive_rule_covers_every_change() -> None:
+    """The fold's plain paths read ``fixed_multi``: it must answer what ``multi_at`` answers at every instant."""
+    retro = timeline(declare("p", "03-01"), redefine("p", "06-01", "multi", retroactive=True))
+    assert retro.fixed_multi("p") is True and all(retro.multi_at("p", D(d)) for d in ("01-01", "06-01", "12-31"))
+    again = timeline(declare("p", "03-01", "multi"), redefine("p", "06-01", retroactive=True), redefine("p", "07-01"))
+    assert again.fixed_multi("p") is False  # a later ordinary rule with the same cardinality changes nothing
+    changed = timeline(declare("p", "03-01"), redefine("p", "06-01", "multi", retroactive=True), redefine("p", "09-01"))
+    assert changed.fixed_multi("p") is None  # multi, then single from 09-01
+    assert timeline(declare("p", "03-01"), redefine("p", "06-01", "multi")).fixed_multi("p") is None
+
+
 def test_rule_of_unknown_and_note() -> None:
     tl = timeline()
     assert tl.rule("anything", D("01-01")) is None and not tl.multi_at("anything", D("01-01"))
