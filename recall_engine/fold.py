@@ -436,8 +436,11 @@ def plain_answers(
     same ``replaced``), without building moves and steps."""
     series: list[tuple[int, frozenset[str]]] = []
     empty: frozenset[str] = frozenset()
+    str_keys = _STR_KEYS
     one: dict[str, frozenset[str]] = {}  # a single value's keys, built once
-    held: dict[str, Held] = {}
+    # multi-valued: the events held by value key (a fixed multi-valued pair never displaces
+    # a value, so each is held as Held(event, value, (), False), built where asked for)
+    held: dict[str, Event] = {}
     cur: Held | None = None  # single-valued: the held value and its key
     cur_key = ""
     keys = empty
@@ -450,33 +453,37 @@ def plain_answers(
         if at > now:
             break
         if pending and at > until:
-            at_as_of = list(held.values()) if multi else [cur] if cur else []
+            at_as_of = _held_multi(held) if multi else [cur] if cur else []
             pending = False
         v = e.value
+        k = str_keys.get(v) if type(v) is str else None  # value_key, its cache read here first
+        if k is None:
+            k = value_key(v)
         if multi:
             if e.retraction:
                 if v is None:
                     held.clear()
-                else:
-                    held.pop(value_key(v), None)
+                    keys = empty
+                elif held.pop(k, None) is not None:
+                    keys = frozenset(held)
             else:
                 assert v is not None, "an assertion carries its value"
-                k = value_key(v)
-                prev = held.get(k)
-                held[k] = Held(e, v, prev.replaced if prev else (), False)
-            keys = frozenset(held)
+                if k in held:
+                    held[k] = e  # the same keys: the one built before still answers
+                else:
+                    held[k] = e
+                    keys = frozenset(held)
         elif e.retraction:
-            if cur is not None and (v is None or value_key(v) == cur_key):
+            if cur is not None and (v is None or k == cur_key):
                 cur, keys = None, empty
         else:
             assert v is not None, "an assertion carries its value"
-            k = value_key(v)
             if cur is None:
                 cur = Held(e, v, (), False)
             elif k == cur_key:
                 cur = Held(e, v, cur.replaced, False)
             else:
-                cur = Held(e, v, (cur,), False, fresh=True)
+                cur = Held(e, v, (cur,), False, "", True)  # fresh: it displaced another value
             cur_key = k
             keys = one.get(k) or one.setdefault(k, frozenset((k,)))
         if at == last:
@@ -484,8 +491,12 @@ def plain_answers(
         else:
             series.append((at, keys))
             last = at
-    now_held = list(held.values()) if multi else [cur] if cur else []
+    now_held = _held_multi(held) if multi else [cur] if cur else []
     return series, now_held, now_held if pending else at_as_of
+
+
+def _held_multi(held: dict[str, Event]) -> list[Held]:
+    return [Held(e, e.value, (), False) for e in held.values()]  # type: ignore[arg-type]  # assertions only
 
 
 def walk(

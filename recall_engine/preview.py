@@ -138,22 +138,22 @@ def replaced_changes(
 ) -> tuple[dict[str, Any], ...]:
     """Beliefs held under both timelines whose ``replaced`` lists differ (by predicate, value and event)."""
 
-    def ident(h: Held, tl: Timeline) -> tuple[list[dict[str, Any]], frozenset]:
-        ps = prior_values(h, predicate, tl)
-        return [p.to_json() for p in ps], frozenset(
-            (p.predicate or predicate, value_key(p.value), p.event_id) for p in ps
-        )
+    def ident(h: Held, tl: Timeline) -> frozenset[tuple[str, str, str]]:
+        # the entries ``prior_values`` lists, by predicate (the one named, or this one), value and event
+        named = tl.rules_at_read
+        return frozenset(((r.pair if named else "") or predicate, value_key(r.value), r.event.id) for r in h.replaced)
+
+    def shown(h: Held, tl: Timeline) -> list[dict[str, Any]]:
+        return [p.to_json() for p in prior_values(h, predicate, tl)]
 
     old = {value_key(h.value): h for h in before}
     out = []
     for h in after:
         o = old.get(value_key(h.value))
-        if o is None:
+        # the same displaced values (most often none) list the same: built only where they differ
+        if o is None or not (o.replaced or h.replaced) or ident(o, tl_before) == ident(h, tl_after):
             continue
-        bj, bk = ident(o, tl_before)
-        aj, ak = ident(h, tl_after)
-        if bk != ak:
-            out.append({"value": h.value, "before": bj, "after": aj})
+        out.append({"value": h.value, "before": shown(o, tl_before), "after": shown(h, tl_after)})
     return tuple(out)
 
 

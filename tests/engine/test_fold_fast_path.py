@@ -5,15 +5,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recall_engine.fold import _apply, _beliefs, _fold_plain, moves, plain_answers, plain_own
-from recall_engine.preview import _walk_answers, _walk_steps
+from recall_engine.fold import _apply, _beliefs, _fold_plain, moves, plain_answers, plain_own, prior_values
+from recall_engine.preview import _walk_answers, _walk_steps, replaced_changes
 from recall_engine.records import Replace, make_event
 from recall_engine.registry import Definition, RegistryRecord
 from recall_engine.timeline import Timeline
+from recall_engine.values import value_key
 
 from .test_fold_properties import BASE as LOG_BASE
 from .test_fold_properties import INSTANTS, PAIRS, SETTINGS, logs
-from .test_fold_properties import VALUES as LOG_VALUES
 
 BASE = 1_780_000_000_000_000_000
 
@@ -115,7 +115,7 @@ def mixed_logs(draw):
         pred = draw(st.sampled_from(["p", "p", "q", "r", "y", "note"] if draw(st.integers(0, 9)) == 0 else "pqry"))
         kind = draw(st.sampled_from(["assert", "assert", "assert", "retract", "clear"]))
         t = draw(st.sampled_from(INSTANTS))
-        v = draw(st.sampled_from(LOG_VALUES))
+        v = draw(st.sampled_from(["a", "A", "b", 1, 1.0]))  # few, so a retraction often meets a held value
         reps = (Replace(draw(st.sampled_from("pq")), v),) if draw(st.integers(0, 9)) == 0 else ()
         if kind == "assert":
             events.append(make_event(subject, pred, v, t, replaces=reps))
@@ -195,3 +195,41 @@ def test_plain_walk_takes_the_common_pairs_and_steps_aside_for_the_rest():
     series, held, _ = plain_answers(plain_own([own, other], "s", "p", merged) or [], True, BASE + 5, None)
     assert series == [(BASE + 1, frozenset({"s:zed"})), (BASE + 2, frozenset({"s:zed", "s:vim"}))]
     assert [h.value for h in held] == ["zed", "vim"]
+    gone = make_event("s", "p", "ZED", BASE + 3, retraction=True)
+    series, held, at_as_of = plain_answers([other, own, gone], True, BASE + 5, BASE + 2)
+    assert series[-1] == (BASE + 3, frozenset({"s:vim"})) and [h.value for h in held] == ["vim"]
+    assert [h.value for h in at_as_of] == ["zed", "vim"]
+
+
+def _replaced_changes_reference(predicate, before, after, tl_before, tl_after):
+    """``preview.replaced_changes`` as it was written first: every listing built, then compared."""
+
+    def ident(h, tl):
+        ps = prior_values(h, predicate, tl)
+        return [p.to_json() for p in ps], frozenset(
+            (p.predicate or predicate, value_key(p.value), p.event_id) for p in ps
+        )
+
+    old = {value_key(h.value): h for h in before}
+    out = []
+    for h in after:
+        o = old.get(value_key(h.value))
+        if o is None:
+            continue
+        (bj, bk), (aj, ak) = ident(o, tl_before), ident(h, tl_after)
+        if bk != ak:
+            out.append({"value": h.value, "before": bj, "after": aj})
+    return tuple(out)
+
+
+@SETTINGS
+@given(logs(), mixed_logs(), st.sampled_from(INSTANTS))
+def test_replaced_changes_list_what_every_listing_compared_would(log, other, now):
+    tl, events = log
+    tl_after = other[0]
+    for pred in PAIRS:
+        held = _walk_answers(events, "user", pred, tl, now, None)[3]
+        held_after = _walk_answers(events, "user", pred, tl_after, now, None)[3]
+        assert replaced_changes(pred, held, held_after, tl, tl_after) == _replaced_changes_reference(
+            pred, held, held_after, tl, tl_after
+        )
