@@ -452,19 +452,27 @@ def preview(
     groups = _group_by_subject(store.predicate_events(sorted(names), subjects=subjects))
     per_subject = []
     read = 0
+    # per stored name, asked once: the affected predicates it reads as (under either timeline),
+    # and whether it is a note's name (a note's promotion is its own)
+    read_as: dict[str, tuple[set[str], bool]] = {}
     for i, (subject, events) in enumerate(groups):
         read += len(events)
         preds = set()
-        for e in events:
-            for t in (tl, after):
-                c = t.canonical(e.predicate)
-                if c in predicates_of:
-                    preds.add(c)
-            if e.retraction is False and tl.canonical(e.predicate) == NOTE:
-                for t in (tl, after):
-                    pr = t.promotion(e.id)
-                    if pr is not None:
-                        preds.add(pr[0])
+        for name in {e.predicate for e in events}:
+            hit = read_as.get(name)
+            if hit is None:
+                hit = read_as[name] = (
+                    {c for t in (tl, after) if (c := t.canonical(name)) in predicates_of},
+                    tl.canonical(name) == NOTE,
+                )
+            preds |= hit[0]
+            if hit[1]:
+                for e in events:
+                    if e.predicate == name and e.retraction is False:
+                        for t in (tl, after):
+                            pr = t.promotion(e.id)
+                            if pr is not None:
+                                preds.add(pr[0])
         later = [s for s in stmt_events if s.subject == subject]
         if later:
             preds.update(tl.canonical(s.predicate) for s in later)

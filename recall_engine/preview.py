@@ -241,19 +241,26 @@ def summarize(per_subject: Iterable[list[PairImpact]]) -> Impact:
             imp.pairs += 1
             before[pi.predicate] = pi.before
             after[pi.predicate] = pi.after
-            if pi.changed:
+            kb, ka = _keys(pi.before), _keys(pi.after)
+            changed = kb != ka  # pi.changed, with the keys kept for values_hidden
+            if changed:
                 imp.answers_changed += 1
-                imp.values_hidden += len(_keys(pi.before) - _keys(pi.after))
-            if pi.changed_as_of:
+                imp.values_hidden += len(kb - ka)
+            changed_as_of = pi.changed_as_of
+            if changed_as_of:
                 imp.answers_changed_as_of += 1
             if pi.history_changed:
                 imp.history_changed += 1
             if pi.replaced_changes:
                 imp.replaced_changed += 1
-            if pi.changed or pi.history_changed or pi.changed_as_of or pi.replaced_changes:
+            if changed or pi.history_changed or changed_as_of or pi.replaced_changes:
                 imp.changes.append(pi)
+        if len(pairs) < 2:
+            continue  # a conflict is a value held under two predicates
         subject = pairs[0].subject
         cb, ca = conflicts_of(subject, before), conflicts_of(subject, after)
+        if ca == cb:
+            continue
         # the value itself, for readers: a value key (`s:coffee`) is internal
         shown = {value_key(v): v for vals in (*before.values(), *after.values()) for v in vals}
         for s, k, ps in sorted(ca - cb):
