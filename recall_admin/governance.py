@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from recall_engine.batch import collection_paused
 from recall_engine.errors import InvalidInput, PlanError, RecallError, RegistryError, StalePlan
 from recall_engine.instants import format_rfc3339
 from recall_engine.matching import best_match
@@ -432,6 +433,13 @@ def preview(
     memory: Memory, plan: Plan, *, as_of: int | None = None, progress: Callable[[int], None] | None = None
 ) -> Preview:
     """Fold every affected pair under the registry now and with the plan; compare."""
+    # every event read and every answer folded lives until the end: a collection while they
+    # grow would only walk them again (recall_engine.batch)
+    with collection_paused():
+        return _preview(memory, plan, as_of, progress)
+
+
+def _preview(memory: Memory, plan: Plan, as_of: int | None, progress: Callable[[int], None] | None) -> Preview:
     tl = memory.timeline()
     after = tl.with_records(plan.logged())
     store = memory.store

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from recall_admin import governance
@@ -25,6 +27,15 @@ def test_a_retroactive_redefine_previews_what_apply_gives(editors):
     assert pv.changes_answers
     governance.apply(editors, plan)
     assert values(editors, "user", "prefers_editor") == sorted(str(v) for v in change["after"])
+
+
+def test_a_preview_folds_with_the_cycle_collector_paused_and_starts_it_again(editors):
+    """What a preview reads and folds lives until it ends: a collection meanwhile would only walk it again."""
+    plan = stager(editors).redefine("prefers_editor", cardinality="multi", retroactive=True)
+    running = []
+    assert gc.isenabled()
+    governance.preview(editors, plan, progress=lambda read: running.append(gc.isenabled()))
+    assert running == [False] and gc.isenabled()
 
 
 def test_a_plan_whose_pairs_changed_since_is_stale(editors):
