@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event
-from .storage.base import MAX_PAIR_EVENTS, Appended, Store
+from .storage.base import MAX_PAIR_EVENTS, Appended, PairRead, Store
 from .storage.common import pair_name, refused
 from .values import value_key
 
@@ -91,6 +91,14 @@ class PendingStore:
         names = set(predicates)
         stored = [] if subject in self._absent else self.store.replacing_events(subject, predicates)
         return stored + [e for e in self._mine(subject) if any(r.predicate in names for r in e.replaces)]
+
+    def pair_read(
+        self, subject: str, predicates: Sequence[str], replaced: Sequence[str], limit: int = MAX_PAIR_EVENTS
+    ) -> PairRead:
+        if subject in self._absent or subject in self._by_subject:
+            # the reads above, with the pending events (the store's own would leave them out)
+            return PairRead(self.pair_events(subject, predicates, limit), self.replacing_events(subject, replaced), {})
+        return self.store.pair_read(subject, predicates, replaced, limit)  # nothing of it pending
 
     def events_by_id(self, ids: Sequence[str]) -> list[Event]:
         wanted = set(ids)

@@ -104,6 +104,9 @@ class Memory:
         self._registry_recorded = 0  # the latest recorded instant of the timeline's records
         self._pairs = PairCache()
         self._known_views: OrderedDict[int, Memory] = OrderedDict()  # see known()
+        # (timeline, folded pairs' position, subject, value key -> stored names): what the
+        # last pair read of this operation told of its values (_keep_names)
+        self._names_read: tuple[Timeline, int, str, dict[str, set[str]]] | None = None
 
     @property
     def match_threshold(self) -> float:
@@ -121,6 +124,7 @@ class Memory:
     def timeline(self) -> Timeline:
         """The registry timeline, re-read whenever a registry record was appended; the
         folded pairs caught up with everything else appended (recall_engine.pair_cache)."""
+        self._names_read = None  # value names a pair read brought live for one operation
         pos = self.store.position()
         if isinstance(self.store, KnownAt):
             # a known-at view's folded pairs hold for one log position: any append may be
@@ -259,11 +263,14 @@ class Memory:
         rows = replacing = every
         if rows is None:
             every_name = sorted(set().union(*(n | x for _, n, x, _ in parts)))
+            replaced = sorted(set().union(*(n for _, n, _, _ in parts)))
             try:
-                rows = self.store.pair_events(subject, every_name, MAX_PAIR_EVENTS * len(every_name))
-                replacing = self.store.replacing_events(subject, sorted(set().union(*(n for _, n, _, _ in parts))))
+                got = self.store.pair_read(subject, every_name, replaced, MAX_PAIR_EVENTS * len(every_name))
             except (IncompleteHistory, InvalidEvent):
                 rows = None
+            else:
+                rows, replacing = got.events, got.replacing
+                self._keep_names(subject, tl, got.value_names)
         for q, names, ex_names, ex in parts:
             if rows is None or replacing is None:
                 own[q] = self._own_input(subject, q, tl)
@@ -450,8 +457,37 @@ class Memory:
         known = self._pairs.value_names.setdefault(subject, {})
         names = known.get(tuple(keys))
         if names is None:
-            names = known[tuple(keys)] = self.store.value_predicates(subject, keys)
+            names = self._names_of_read(subject, keys, tl)
+            if names is None:
+                names = self.store.value_predicates(subject, keys)
+            known[tuple(keys)] = names
         return names
+
+    def _keep_names(self, subject: str, tl: Timeline, names: dict[str, set[str]]) -> None:
+        """Keep the value names a pair read brought (``Store.pair_read``) for this operation's
+        ``elsewhere``: read with the pair, they spare it a round trip. Those of earlier pair
+        reads of the subject at the same log position are kept beside them."""
+        if not names or tl is not self._pairs.timeline:
+            return
+        kept = self._names_read
+        if kept is not None and kept[0] is tl and kept[1] == self._pairs.at and kept[2] == subject:
+            held = kept[3]
+            for k, n in names.items():
+                held[k] = held.get(k, set()) | n
+        else:
+            self._names_read = (tl, self._pairs.at, subject, dict(names))
+
+    def _names_of_read(self, subject: str, keys: list[str], tl: Timeline) -> set[str] | None:
+        """``Store.value_predicates(subject, keys)`` from the names kept by ``_keep_names``,
+        when they were read under this timeline at the folded pairs' position and hold every
+        key; None otherwise. Any append the folded pairs caught up with moves that position."""
+        kept = self._names_read
+        if kept is None or kept[0] is not tl or kept[1] != self._pairs.at or kept[2] != subject:
+            return None
+        names = kept[3]
+        if not all(k in names for k in keys):
+            return None
+        return set().union(*(names[k] for k in keys))
 
     def _read_subject(self, subject: str) -> list[Event] | None:
         """Every event of a subject with at most ``SUBJECT_VALUES_EVENTS`` events, its value

@@ -72,6 +72,17 @@ class Appended:
     placed: list[tuple[int, Event]]
 
 
+@dataclass(frozen=True, slots=True)
+class PairRead:
+    """What a pair's first read asks of the store (``Store.pair_read``)."""
+
+    events: list[Event]
+    replacing: list[Event]
+    # value key -> stored names asserting it (``value_predicates`` of that key alone),
+    # for those of ``events``' value keys the backend read with them (maybe none)
+    value_names: dict[str, set[str]]
+
+
 class Store(ABC):
     """One collection of one backend."""
 
@@ -130,6 +141,15 @@ class Store(ABC):
     @abstractmethod
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
         """Every event of ``subject`` whose value has one of these keys (any predicate)."""
+
+    def pair_read(
+        self, subject: str, predicates: Sequence[str], replaced: Sequence[str], limit: int = MAX_PAIR_EVENTS
+    ) -> PairRead:
+        """``pair_events(subject, predicates, limit)`` and ``replacing_events(subject, replaced)``,
+        refused as those are (in that order), with the value names of some of the events' value
+        keys: a backend that reads them all in one statement spares a first read its round
+        trips (the pair, the events replacing it, then ``elsewhere``'s names)."""
+        return PairRead(self.pair_events(subject, predicates, limit), self.replacing_events(subject, replaced), {})
 
     def value_predicates(self, subject: str, value_keys: Sequence[str]) -> set[str]:
         """Stored names under which ``subject`` asserted any of these values (an index-only read)."""

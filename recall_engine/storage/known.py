@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ReadOnlyStore
 from ..records import Event
-from .base import MAX_PAIR_EVENTS, Hit, Store, Touch
+from .base import MAX_PAIR_EVENTS, Hit, PairRead, Store, Touch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,6 +66,16 @@ class KnownAt(Store):
 
     def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
         return self._known(self.store.replacing_events(subject, predicates))
+
+    def pair_read(
+        self, subject: str, predicates: Sequence[str], replaced: Sequence[str], limit: int = MAX_PAIR_EVENTS
+    ) -> PairRead:
+        got = self.store.pair_read(subject, predicates, replaced, limit)
+        events = self._known(got.events)
+        keys = {e.key for e in events}
+        # the names are today's, as ``value_predicates`` gives them here
+        names = {k: n for k, n in got.value_names.items() if k in keys}
+        return PairRead(events, self._known(got.replacing), names)
 
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
         return self._known(self.store.value_events(subject, value_keys, limit))

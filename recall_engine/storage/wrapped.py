@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..records import Event
-from .base import MAX_PAIR_EVENTS, Appended, Hit, Store, Touch
+from .base import MAX_PAIR_EVENTS, Appended, Hit, PairRead, Store, Touch
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,6 +62,11 @@ class WrappedStore(Store):
 
     def replacing_events(self, subject: str, predicates: Sequence[str]) -> list[Event]:
         return self.inner.replacing_events(subject, predicates)
+
+    def pair_read(
+        self, subject: str, predicates: Sequence[str], replaced: Sequence[str], limit: int = MAX_PAIR_EVENTS
+    ) -> PairRead:
+        return self.inner.pair_read(subject, predicates, replaced, limit)
 
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
         return self.inner.value_events(subject, value_keys, limit)

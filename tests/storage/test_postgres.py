@@ -155,6 +155,9 @@ def test_a_row_corrupted_behind_the_engines_back_refuses_the_read(db: str, admin
         assert "invalid confidence" in message
         assert "the read is refused" in message
         # every other read of that event refuses too, never a partial answer
+        with pytest.raises(InvalidEvent) as e:
+            store.pair_read("ana", ["likes"], ["likes"])  # a first read's one statement
+        assert _message(e) == message
         with pytest.raises(InvalidEvent, match=victim):
             store.subject_events("ana")
         with pytest.raises(InvalidEvent, match=victim):

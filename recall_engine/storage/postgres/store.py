@@ -28,7 +28,7 @@ from ...embed import DIMENSIONS, event_text, token_sums, tokens
 from ...errors import InvalidEvent, InvalidInput, ReadOnlyStore, StorageError
 from ...records import REGISTRY_PREDICATE, REGISTRY_SUBJECT, Event, decode_event, stamped
 from ...values import value_key
-from ..base import MAX_PAIR_EVENTS, Appended, Hit, Store, Touch
+from ..base import MAX_PAIR_EVENTS, Appended, Hit, PairRead, Store, Touch
 from ..common import (
     MAX_REGISTRY_EVENTS,
     NOT_RESERVED,
@@ -46,6 +46,7 @@ FETCH = 2000  # rows per round trip in streams
 COPY_CHUNK = 1 << 20  # bytes per COPY write
 RENDER_SLICE = 500  # events rendered at a time during a bulk COPY
 SENT_AHEAD = 4  # COPY chunks rendered ahead of the one being sent (bounded memory)
+PAIR_READ_VALUES = 16  # a pair's latest value keys whose names its first read brings along
 
 _COLS = "position, id, observed_at, body::text, recorded_at"
 
@@ -744,6 +745,57 @@ class PostgresStore(MeaningsMixin, Store):
             MAX_PAIR_EVENTS,
             f"the events of {subject} whose replaces name {', '.join(preds)} number",
         )
+
+    def pair_read(
+        self, subject: str, predicates: Sequence[str], replaced: Sequence[str], limit: int = MAX_PAIR_EVENTS
+    ) -> PairRead:
+        # one statement: each round trip costs the client more than the server spends on
+        # the query (docs/benchmarks.md, "Eighth round, PostgreSQL"). The value names are
+        # those of the pair's latest values: what ``elsewhere`` asks about next, bounded.
+        preds, repl, limit = unique(predicates), unique(replaced), int(limit)
+        if not preds or not repl:
+            return super().pair_read(subject, preds, repl, limit)
+        with self.backend.connection("reading events") as conn:
+            rows = conn.execute(
+                "WITH pair AS (SELECT position, id, observed_at, body, recorded_at, value_key FROM recall.events "
+                "WHERE collection_id = %(c)s AND subject = %(s)s AND predicate = ANY(%(p)s) "
+                "ORDER BY position LIMIT %(n)s), "
+                "replacing AS (SELECT position, id, observed_at, body, recorded_at FROM recall.events "
+                "WHERE collection_id = %(c)s AND id IN (SELECT event_id FROM recall.event_replaces "
+                "WHERE collection_id = %(c)s AND subject = %(s)s AND predicate = ANY(%(r)s)) "
+                "ORDER BY position LIMIT %(m)s), "
+                "latest AS (SELECT value_key FROM pair GROUP BY value_key ORDER BY max(position) DESC LIMIT %(k)s) "
+                "SELECT 0 AS part, position, id, observed_at, body::text, recorded_at FROM pair "
+                "UNION ALL SELECT 1, position, id, observed_at, body::text, recorded_at FROM replacing "
+                "UNION ALL SELECT 2, NULL, l.value_key, NULL, v.predicate, NULL FROM latest l LEFT JOIN LATERAL "
+                "(SELECT DISTINCT predicate FROM recall.events WHERE collection_id = %(c)s AND subject = %(s)s "
+                "AND value_key = l.value_key AND NOT retraction) v ON true "
+                "ORDER BY part, position",
+                {
+                    "c": self.cid,
+                    "s": subject,
+                    "p": preds,
+                    "r": repl,
+                    "n": limit + 1,
+                    "m": MAX_PAIR_EVENTS + 1,
+                    "k": PAIR_READ_VALUES,
+                },
+            ).fetchall()
+        parts: tuple[list[tuple], list[tuple], list[tuple]] = ([], [], [])
+        for r in rows:
+            parts[r[0]].append(r[1:])
+        own, replacing, values = parts
+        if len(own) > limit:
+            raise refused(f"{pair_name(subject, preds)} has", limit)
+        events = self._decode(own)
+        if len(replacing) > MAX_PAIR_EVENTS:
+            raise refused(f"the events of {subject} whose replaces name {', '.join(repl)} number", MAX_PAIR_EVENTS)
+        names: dict[str, set[str]] = {}
+        for _, key, _, name, _ in values:
+            got = names.setdefault(key, set())
+            if name is not None:
+                got.add(name)
+        return PairRead(events, self._decode(replacing), names)
 
     def value_events(self, subject: str, value_keys: Sequence[str], limit: int = MAX_PAIR_EVENTS) -> list[Event]:
         keys = unique(value_keys)
