@@ -32,6 +32,10 @@ class Admission:
         self._latest = None if now is None else now + MINUTE_NS  # as remember allows
         self._timeline: Timeline | None = None
         self._unbuilt = ""  # where the last registry record not yet folded came from
+        # the predicates of statements admitted under the registry as it stands, with the
+        # storage class of their values: the checks they passed, kept (an import admits
+        # thousands of statements of a few predicates); emptied by every registry record
+        self._classes: dict[str, str] = {}
 
     def admit(self, e: Event, where: str, *, id_checked: bool = False) -> None:
         """Raise InvalidInput "<where>: <problem>" for an event ``remember`` would not write.
@@ -65,12 +69,18 @@ class Admission:
         check_instant(e.observed_at)
         if self._latest is not None and e.observed_at > self._latest:
             raise InvalidInput(f"observed_at {format_rfc3339(e.observed_at)} is in the future")
+        kept = self._classes.get(e.predicate)
+        # every reserved subject starts "recall:" (the pairs below included)
+        if kept is not None and not e.subject.startswith("recall:"):
+            if e.value is None or storage_class_of(e.value) == kept:
+                return
         pair = (e.subject, e.predicate)
         if pair == (REGISTRY_SUBJECT, REGISTRY_PREDICATE):
             if not e.retraction:
                 decode_record(e)
             self._log.append(e)
             self._timeline = None
+            self._classes = {}
             self._unbuilt = where
             return
         if pair in RESERVED_PAIRS:
@@ -90,3 +100,4 @@ class Admission:
             raise InvalidInput(
                 f"{p} stores {STORAGE_CLASS.get(d.value_type, 'string')} values, got {describe(e.value)}"
             )
+        self._classes[e.predicate] = d.storage_class

@@ -412,3 +412,28 @@ def test_the_environment_sets_the_latest_instant_for_the_whole_engine(env, expec
         env={**os.environ, "RECALL_LATEST_INSTANT": env},
     )
     assert out.stdout.strip().startswith(expected)
+
+
+def test_admission_reads_a_predicate_again_after_every_registry_record():
+    """Admission keeps what a predicate's statements passed (an import admits thousands of
+    a few predicates), and reads it again after a registry record: a redefinition that
+    changes the value type refuses the next statement, a reserved subject is still refused."""
+    declare = RegistryRecord(op="declare", name="likes", definition=Definition("likes", "multi")).to_event(NOW)
+    redefine = RegistryRecord(op="redefine", name="likes", definition=Definition("likes", "multi", "number")).to_event(
+        NOW + 2
+    )
+    a = Admission()
+    a.admit(declare, "line 1")
+    a.admit(make_event("carol", "likes", "tea", NOW + 1), "line 2")
+    a.admit(make_event("carol", "likes", None, NOW + 1, retraction=True), "line 3")
+    with pytest.raises(InvalidInput) as err:
+        a.admit(make_event("carol", "likes", 7, NOW + 1), "line 4")
+    assert str(err.value) == "line 4: likes stores string values, got number 7"
+    with pytest.raises(InvalidInput) as err:
+        a.admit(make_event("recall:someone", "likes", "tea", NOW + 1), "line 5")
+    assert str(err.value) == "line 5: subject 'recall:someone' is reserved for the engine's own records"
+    a.admit(redefine, "line 6")
+    with pytest.raises(InvalidInput) as err:
+        a.admit(make_event("carol", "likes", "tea", NOW + 3), "line 7")
+    assert str(err.value) == "line 7: likes stores number values, got string 'tea'"
+    a.admit(make_event("carol", "likes", 7, NOW + 3), "line 8")
