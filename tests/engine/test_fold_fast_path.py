@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recall_engine.fold import _apply, _beliefs, _fold_plain, moves, plain_answers, plain_own, prior_values
+from recall_engine.fold import Held, _apply, _beliefs, _fold_plain, moves, plain_answers, plain_own, prior_values
 from recall_engine.preview import _walk_answers, _walk_steps, replaced_changes
 from recall_engine.records import Replace, make_event
 from recall_engine.registry import Definition, RegistryRecord
@@ -233,3 +233,26 @@ def test_replaced_changes_list_what_every_listing_compared_would(log, other, now
         assert replaced_changes(pred, held, held_after, tl, tl_after) == _replaced_changes_reference(
             pred, held, held_after, tl, tl_after
         )
+
+
+def test_replaced_changes_tell_apart_what_a_displaced_value_was_withdrawn_from_and_by_which_event():
+    # held "vim" under both timelines, with one displaced "zed": listed only where the
+    # displaced entry differs by the pair it was withdrawn from or by its event
+    tl = timeline("single")
+    assert tl.rules_at_read  # the pair is shown (fold v5 on), so it counts
+    # zed stated under q at the same instant: another event (a merged name's statement is p's own)
+    zed, zed_again = make_event("s", "p", "zed", BASE), make_event("s", "q", "zed", BASE)
+    vim = make_event("s", "p", "vim", BASE + 1)
+
+    def held(*replaced):
+        return [Held(vim, "vim", tuple(replaced), False)]
+
+    same = held(Held(zed, "zed", (), False))
+    assert replaced_changes("p", same, held(Held(zed, "zed", (), False)), tl, tl) == ()
+    elsewhere = held(Held(zed, "zed", (), False, pair="q"))  # withdrawn from q, not from p itself
+    other_event = held(Held(zed_again, "zed", (), False))  # the same value, instant and pair, another event
+    for after in (elsewhere, other_event):
+        (change,) = replaced_changes("p", same, after, tl, tl)
+        assert change["value"] == "vim"
+        assert change["before"] == [p.to_json() for p in prior_values(same[0], "p", tl)]
+        assert change["after"] == [p.to_json() for p in prior_values(after[0], "p", tl)]
