@@ -468,10 +468,9 @@ def plain_answers(
                     keys = frozenset(held)
             else:
                 assert v is not None, "an assertion carries its value"
-                if k in held:
-                    held[k] = e  # the same keys: the one built before still answers
-                else:
-                    held[k] = e
+                added = k not in held  # else the same keys: the set built before still answers
+                held[k] = e
+                if added:
                     keys = frozenset(held)
         elif e.retraction:
             if cur is not None and (v is None or k == cur_key):

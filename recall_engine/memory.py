@@ -469,25 +469,28 @@ class Memory:
         reads of the subject at the same log position are kept beside them."""
         if not names or tl is not self._pairs.timeline:
             return
-        kept = self._names_read
-        if kept is not None and kept[0] is tl and kept[1] == self._pairs.at and kept[2] == subject:
-            held = kept[3]
+        held = self._kept_names(subject, tl)
+        if held is None:
+            self._names_read = (tl, self._pairs.at, subject, dict(names))
+        else:
             for k, n in names.items():
                 held[k] = held.get(k, set()) | n
-        else:
-            self._names_read = (tl, self._pairs.at, subject, dict(names))
 
     def _names_of_read(self, subject: str, keys: list[str], tl: Timeline) -> set[str] | None:
-        """``Store.value_predicates(subject, keys)`` from the names kept by ``_keep_names``,
-        when they were read under this timeline at the folded pairs' position and hold every
-        key; None otherwise. Any append the folded pairs caught up with moves that position."""
+        """``Store.value_predicates(subject, keys)`` from the names kept by ``_keep_names``
+        when they hold every key; None otherwise."""
+        names = self._kept_names(subject, tl)
+        if names is None or not all(k in names for k in keys):
+            return None
+        return set().union(*(names[k] for k in keys))
+
+    def _kept_names(self, subject: str, tl: Timeline) -> dict[str, set[str]] | None:
+        """The names ``_keep_names`` kept for ``subject``, if read under this timeline at the
+        folded pairs' position (any append they caught up with moves it); None otherwise."""
         kept = self._names_read
         if kept is None or kept[0] is not tl or kept[1] != self._pairs.at or kept[2] != subject:
             return None
-        names = kept[3]
-        if not all(k in names for k in keys):
-            return None
-        return set().union(*(names[k] for k in keys))
+        return kept[3]
 
     def _read_subject(self, subject: str) -> list[Event] | None:
         """Every event of a subject with at most ``SUBJECT_VALUES_EVENTS`` events, its value

@@ -156,6 +156,16 @@ def _index_fields(ev: Event) -> tuple[str, bytes | bytearray]:
     return " ".join([t for t in map(strip_diacritics, words) if t]), vector
 
 
+def _pair_listing(subject: str, predicates: list[str]) -> str:
+    """What a refusal of a pair's events past their limit names (``pair_events``, ``pair_read``)."""
+    return f"{pair_name(subject, predicates)} has"
+
+
+def _replacing_listing(subject: str, predicates: list[str]) -> str:
+    """What a refusal of the events replacing a pair names (``replacing_events``, ``pair_read``)."""
+    return f"the events of {subject} whose replaces name {', '.join(predicates)} number"
+
+
 def search_terms(text: str) -> list[str]:
     """The words keyword search sees: the engine's tokens, lower-cased, diacritics removed
     (as SQLite's unicode61 tokenizer with remove_diacritics)."""
@@ -712,7 +722,7 @@ class PostgresStore(MeaningsMixin, Store):
                 "AND predicate = ANY(%s) ORDER BY position LIMIT %s"
             )
             params = (self.cid, subject, preds)
-        return self._complete(query, params, limit, f"{pair_name(subject, preds)} has")
+        return self._complete(query, params, limit, _pair_listing(subject, preds))
 
     def subject_events(self, subject: str, limit: int = 100_000) -> list[Event]:
         return self._complete(
@@ -743,7 +753,7 @@ class PostgresStore(MeaningsMixin, Store):
             "AND predicate = ANY(%s)) ORDER BY position LIMIT %s",
             (self.cid, self.cid, subject, preds),
             MAX_PAIR_EVENTS,
-            f"the events of {subject} whose replaces name {', '.join(preds)} number",
+            _replacing_listing(subject, preds),
         )
 
     def pair_read(
@@ -786,10 +796,10 @@ class PostgresStore(MeaningsMixin, Store):
             parts[r[0]].append(r[1:])
         own, replacing, values = parts
         if len(own) > limit:
-            raise refused(f"{pair_name(subject, preds)} has", limit)
+            raise refused(_pair_listing(subject, preds), limit)
         events = self._decode(own)
         if len(replacing) > MAX_PAIR_EVENTS:
-            raise refused(f"the events of {subject} whose replaces name {', '.join(repl)} number", MAX_PAIR_EVENTS)
+            raise refused(_replacing_listing(subject, repl), MAX_PAIR_EVENTS)
         names: dict[str, set[str]] = {}
         for _, key, _, name, _ in values:
             got = names.setdefault(key, set())
