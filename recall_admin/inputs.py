@@ -11,6 +11,8 @@ boolean, anything else a string.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable
 from typing import overload
 
@@ -85,3 +87,25 @@ def instant(text: str | None, what: str) -> int | None:
     if text is None:
         return None
     return parse_instant(text, what=what)
+
+
+_INT_DIGITS = re.compile(r"value has (\d+) digits")
+
+
+def json_problem(exc: ValueError, *, one_line: bool = False) -> str:
+    """What is wrong with JSON text that did not parse, in words a user can act on.
+
+    Python words three failures for its programmers: a number past 4300 digits ("use
+    sys.set_int_max_str_digits()"), bytes that are not UTF-8 ("'utf-8' codec can't
+    decode") and a byte order mark ("decode using utf-8-sig"). ``one_line``: the text is one line, so only the column is named.
+    """
+    if isinstance(exc, json.JSONDecodeError):
+        if exc.msg.startswith("Unexpected UTF-8 BOM"):  # Python's advice is for its programmers
+            return "it starts with a byte order mark (BOM); save it as UTF-8 without a BOM"
+        return f"{exc.msg} at column {exc.colno}" if one_line else f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"it is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    m = _INT_DIGITS.search(str(exc))
+    if "integer string conversion" in str(exc):
+        return f"a number in it has {m.group(1) if m else 'too many'} digits, more than a number can hold"
+    return str(exc)

@@ -19,6 +19,7 @@ from recall_engine.timeline import LoggedRecord
 
 from .display import visible
 from .files import write_whole
+from .inputs import json_problem
 
 PLAN_FORMAT = "recall-plan-v1"
 
@@ -151,18 +152,25 @@ def write_plan(plan: Plan, path: str | Path) -> None:
     write_whole(path, lambda f: f.write(text), "write the plan to")
 
 
+MAX_PLAN_BYTES = 64 << 20  # as an audit bundle; a plan of every note in a large store stays far below
+
+
 def read_plan(path: str | Path) -> Plan:
     p = Path(path)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
+        with p.open("rb") as f:  # read at most the limit: /dev/zero or a huge file is refused, not loaded
+            data = f.read(MAX_PLAN_BYTES + 1)
+        if len(data) > MAX_PLAN_BYTES:
+            raise PlanError(f"plan file {str(p)!r} is larger than {MAX_PLAN_BYTES >> 20} MiB; it is not a plan")
+        raw = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise PlanError(f"plan file {str(p)!r} does not exist") from None
     except IsADirectoryError:
         raise InvalidInput(f"{str(p)!r} is a folder, not a plan file") from None
     except OSError as exc:
         raise InvalidInput(f"cannot read the plan file {str(p)!r}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise PlanError(f"plan file {str(p)!r} is not valid JSON: {exc}") from None
+    except ValueError as exc:  # UnicodeDecodeError too
+        raise PlanError(f"plan file {str(p)!r} is not valid JSON: {json_problem(exc)}") from None
     except RecursionError:  # a plan nests a few levels; thousands are an attack on the parser
         raise PlanError(f"plan file {str(p)!r} is not a plan: its JSON is nested too deeply") from None
     return plan_from_json(raw, f"plan file {str(p)!r}")

@@ -31,6 +31,7 @@ from recall_engine.text import normalize_subject
 
 from .display import json_safe
 from .files import write_whole
+from .inputs import json_problem
 
 BATCH_SIZE = 2000
 MAX_LINE_BYTES = 1 << 20
@@ -60,7 +61,7 @@ def decode_line(text: str, line_no: int) -> Event | None:
     try:
         obj = json.loads(text)
     except ValueError as e:
-        raise InvalidEvent(f"line {line_no}: not valid JSON ({_json_problem(e)})") from None
+        raise InvalidEvent(f"line {line_no}: not valid JSON ({json_problem(e, one_line=True)})") from None
     except RecursionError:  # an event nests a few levels
         raise InvalidEvent(f"line {line_no}: not an event (its JSON is nested too deeply)") from None
     try:
@@ -73,10 +74,13 @@ def decode_line(text: str, line_no: int) -> Event | None:
     return event
 
 
-def _json_problem(e: ValueError) -> str:
-    msg = getattr(e, "msg", None)
-    col = getattr(e, "colno", None)
-    return f"{msg} at column {col}" if msg and col else str(e)
+def _bounded_lines(f: IO[str]) -> Iterator[str]:
+    """The lines of ``f``, each cut at ``MAX_LINE_BYTES + 1`` characters: a longer line comes
+    back cut (and is refused as too long), so a file with no newline in it (/dev/zero, a
+    binary file) is never read whole into memory."""
+    read = f.readline
+    while line := read(MAX_LINE_BYTES + 1):
+        yield line
 
 
 def _lines(path: str) -> Iterator[str]:
@@ -90,7 +94,7 @@ def _lines(path: str) -> Iterator[str]:
         raise StorageError(f"cannot import {path}: {e.strerror or e}") from None
     with f:
         try:
-            yield from f
+            yield from _bounded_lines(f)
         except UnicodeDecodeError as e:
             raise InvalidEvent(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
 
@@ -253,7 +257,7 @@ def import_file(
     with collection_paused():
         admission = Admission(store.registry_events(), now=clock.now_ns())
         bodies: list[str | None] = []
-        events = list(_decode_all(sys.stdin if path == "-" else _lines(path), admission, bodies))
+        events = list(_decode_all(_bounded_lines(sys.stdin) if path == "-" else _lines(path), admission, bodies))
         total = len(events)
         if on_validated:
             on_validated(total)
@@ -278,7 +282,7 @@ def decode_statement(text: str, line_no: int) -> dict | None:
     try:
         obj = json.loads(text)
     except ValueError as e:
-        raise InvalidInput(f"line {line_no}: not valid JSON ({_json_problem(e)})") from None
+        raise InvalidInput(f"line {line_no}: not valid JSON ({json_problem(e, one_line=True)})") from None
     try:
         fields = statement_fields(obj, line_no)
     except InvalidInput as e:
@@ -311,7 +315,7 @@ def import_statements(memory: Memory, path: str, progress: Progress | None = Non
     decoded before anything is written; a statement the engine refuses fails with its
     line number, and the batches before it stay written (``imported`` counts events,
     ``skipped`` the statements already known)."""
-    lines = sys.stdin if path == "-" else _lines(path)
+    lines = _bounded_lines(sys.stdin) if path == "-" else _lines(path)
     statements = [(n, st) for n, text in enumerate(lines, 1) if (st := decode_statement(text, n)) is not None]
     total = len(statements)
     imported = skipped = 0

@@ -27,7 +27,8 @@ def format_of(version: str) -> BundleFormat | None:
 
 
 def _bad_number(text: str) -> float:
-    raise AuditError(f"decode audit: number {text} is out of range")
+    shown = text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
+    raise AuditError(f"decode audit: number {shown} is out of range")
 
 
 def _parse_float(text: str) -> float:
@@ -38,6 +39,8 @@ def _parse_float(text: str) -> float:
 
 
 def _parse_int(text: str) -> int | float:
+    if len(text) > 310:  # past any float; int() would refuse it anyway (past 4300 digits) with Python's words
+        _bad_number(text)
     n = int(text)
     if abs(n) > 1.7976931348623157e308:
         _bad_number(text)

@@ -1,0 +1,114 @@
+"""Files from outside (bundles, plans, JSONL) that are hostile or careless: a number no
+float holds, a file with no newline in it (/dev/zero), a byte order mark. Each gets a
+clear refusal through the real CLI, and nothing is read without a bound."""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+
+import pytest
+
+from recall_admin import plans, transfer
+from recall_engine.errors import RecallError
+from recall_engine.memory import Memory
+from recall_engine.storage import open_backend
+from tests.cli.conftest import Cli, isolated_cli
+
+HUGE = "1" + "0" * 5000  # past Python's 4300-digit limit for reading an integer
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch) -> Cli:
+    return isolated_cli(f"sqlite:///{tmp_path / 'recall.db'}", tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("command", [("audit", "verify"), ("audit", "replay"), ("audit", "import")])
+def test_a_bundle_with_a_number_of_5000_digits_is_refused_as_out_of_range(cli, tmp_path, command):
+    path = tmp_path / "bundle.json"
+    path.write_text('{"version": "recall-audit-v2", "as_of": ' + HUGE + "}")
+    err = cli.fail(*command, str(path))
+    assert err == {
+        "code": "invalid_audit",
+        "message": "decode audit: number 10000000000000000000... (5001 characters) is out of range",
+    }
+
+
+def test_a_plan_or_a_line_with_a_number_of_5000_digits_is_refused_in_plain_words(cli, tmp_path):
+    path = tmp_path / "big.json"
+    path.write_text('{"x": ' + HUGE + "}\n")
+    assert cli.fail("apply", str(path)) == {
+        "code": "invalid_plan",
+        "message": f"plan file {str(path)!r} is not valid JSON: a number in it has 5001 digits, "
+        "more than a number can hold",
+    }
+    assert cli.fail("import", str(path)) == {
+        "code": "invalid_event",
+        "message": "line 1: not valid JSON (a number in it has 5001 digits, more than a number can hold)",
+    }
+
+
+def test_a_plan_or_a_line_with_a_byte_order_mark_says_so(cli, tmp_path):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf{}\n")
+    bom = "it starts with a byte order mark (BOM); save it as UTF-8 without a BOM"
+    assert cli.fail("apply", str(path)) == {
+        "code": "invalid_plan",
+        "message": f"plan file {str(path)!r} is not valid JSON: {bom}",
+    }
+    assert cli.fail("import", str(path))["message"] == f"line 1: not valid JSON ({bom})"
+    path.write_bytes(b"\xff{}")
+    assert cli.fail("apply", str(path))["message"] == (
+        f"plan file {str(path)!r} is not valid JSON: it is not UTF-8 text (byte 0xff at offset 0)"
+    )
+
+
+def test_a_plan_file_past_the_limit_is_refused_without_reading_it_whole(cli, tmp_path, monkeypatch):
+    monkeypatch.setattr(plans, "MAX_PLAN_BYTES", 1 << 20)  # the limit is 64 MiB: /dev/zero, for one
+    path = tmp_path / "zeros.json"
+    path.write_bytes(b"\0" * ((1 << 20) + 1))
+    assert cli.fail("apply", str(path)) == {
+        "code": "invalid_plan",
+        "message": f"plan file {str(path)!r} is larger than 1 MiB; it is not a plan",
+    }
+
+
+class _Endless(io.TextIOBase):
+    """Standard input with no newline ever (``import - < /dev/zero``): reading it whole never ends."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readline(self, size: int | None = -1) -> str:
+        assert size is not None and size > 0, "a line read without a bound"
+        return "\0" * size
+
+    def __iter__(self):
+        raise AssertionError("standard input iterated line by line, without a bound")
+
+
+@pytest.mark.parametrize("statements", [False, True])
+def test_standard_input_without_newlines_is_refused_at_the_line_limit(tmp_path, monkeypatch, statements):
+    monkeypatch.setattr("sys.stdin", _Endless())
+    with open_backend(f"sqlite:///{tmp_path / 'recall.db'}") as backend:
+        store = backend.store("memories", create=True)
+        with pytest.raises(RecallError) as err:
+            if statements:
+                transfer.import_statements(Memory(store), "-")
+            else:
+                transfer.import_file(store, "-")
+        assert err.value.message == f"line 1: longer than {transfer.MAX_LINE_BYTES} bytes"
+        assert store.count() == 0
+
+
+def test_a_file_without_newlines_is_refused_without_being_read_whole(tmp_path):
+    path = tmp_path / "zeros.jsonl"  # as /dev/zero, which never ends
+    path.write_bytes(b"\0" * (8 * transfer.MAX_LINE_BYTES))
+    tracemalloc.start()
+    try:
+        with pytest.raises(transfer.InvalidEvent, match="line 1: longer than"):
+            transfer.validate_file(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * transfer.MAX_LINE_BYTES, peak  # one line's worth, not the file
