@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import stat
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from recall_engine.errors import RecallError
 from recall_engine.storage.decoding import loads
 
 from ..display import json_safe
+from ..inputs import json_problem
 from .tools import TOOLS, Toolbox
 
 SERVER_NAME = "recall"
@@ -70,8 +72,17 @@ def encode(doc: Any) -> bytes:
 
 
 def decode(raw: bytes) -> Any:
-    """A JSON document, as ``json.loads`` reads it (and words its errors), faster."""
-    return loads(raw.decode(json.detect_encoding(raw), "surrogatepass"))
+    """A JSON document, as ``json.loads`` reads it (and words its errors), faster. Nesting
+    past the parser's depth is a ValueError too, and a number past 4300 digits one in
+    words an agent's author can act on (Python's advise changing the interpreter)."""
+    try:
+        return loads(raw.decode(json.detect_encoding(raw), "surrogatepass"))
+    except RecursionError:
+        raise ValueError("it is nested too deeply") from None
+    except ValueError as e:
+        if type(e) is ValueError:  # not a JSONDecodeError nor a UnicodeDecodeError: int()'s digit limit
+            raise ValueError(json_problem(e)) from None
+        raise
 
 
 def tool_list(writable: bool | None = None) -> list[types.Tool]:
@@ -128,19 +139,44 @@ class _PipeLines:
 
     The SDK's default stdin reader hands every line to a worker thread and back; on a
     busy machine each hop waits for the scheduler, which came to milliseconds per call
-    (benchmarks/bench_agents.py). A pipe can be read by the loop directly."""
+    (benchmarks/bench_agents.py). A pipe can be read by the loop directly.
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    A message past ``MAX_MESSAGE_BYTES`` is skipped to its end and answered with a
+    JSON-RPC error (its id unread, so null), and the session goes on: one oversized call
+    must not end the server for every call after it."""
+
+    def __init__(self, reader: asyncio.StreamReader, out: _FdWriter) -> None:
         self.reader = reader
+        self.out = out
 
     def __aiter__(self) -> _PipeLines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self.reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", "replace")
+        skipping = False
+        while True:
+            try:
+                line = await self.reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as e:
+                line = e.partial
+            except asyncio.LimitOverrunError as e:
+                await self.reader.readexactly(e.consumed)  # drop what the limit let in; the rest follows
+                skipping = True
+                continue
+            if skipping:  # ``line`` is the oversized message's tail
+                await self._refuse_oversized()
+                skipping = False
+                if line.endswith(b"\n"):
+                    continue
+            if not line:
+                raise StopAsyncIteration
+            return line.decode("utf-8", "replace")
+
+    async def _refuse_oversized(self) -> None:
+        message = f"a message over {MAX_MESSAGE_BYTES >> 20} MiB was refused unread; send smaller ones"
+        print(f"recall MCP server: {message}", file=sys.stderr, flush=True)
+        error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        await self.out.write(dumps(error) + "\n")
 
 
 class _FdWriter:
@@ -167,7 +203,8 @@ async def _pipes() -> tuple[Any, Any] | None:
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", closefd=False))
     out = os.dup(1)
     os.dup2(2, 1)  # stray prints go to stderr, never onto the wire
-    return _PipeLines(reader), _FdWriter(out)
+    writer = _FdWriter(out)
+    return _PipeLines(reader, writer), writer
 
 
 async def serve_stdio(toolbox: Toolbox) -> None:
