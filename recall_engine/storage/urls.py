@@ -113,7 +113,12 @@ def parse_store_url(url: str | None) -> StoreLocation:
                 f"or sqlite:////absolute/path; accepted: {ACCEPTED_FORMS}"
             )
         rest = text[len("sqlite:///") :]
-        rest = rest.split("?", 1)[0]
+        rest, query_sep, _query = rest.partition("?")
+        if query_sep:  # dropped silently, "?mode=ro" would open the store writable
+            raise InvalidInput(
+                f"store URL {display_url(text)!r} has a query (?...), which a SQLite store URL does not "
+                "take: for a read-only store give --read-only; a file name with '?' in it goes as a plain path"
+            )
         if not rest or rest == ":memory:":
             raise InvalidInput(
                 f"store URL {display_url(text)!r} names no file (an in-memory store is not supported); "
