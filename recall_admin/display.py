@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 
 # C0 (tab and newline included: a cell must stay one line), DEL, C1, the bidirectional
-# overrides and isolates (which reorder what is shown), and the Unicode line separators.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-# JSON encoders escape C0 themselves; C1 and the separators they leave raw.
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
+# marks, overrides and isolates (which reorder what is shown), the Unicode line separators,
+# and the invisible zero-width space, word joiner and BOM (with them "user" and "user\u200b"
+# look alike; the joiners U+200C/U+200D stay, as scripts and emoji need them).
+_BIDI_AND_INVISIBLE = "\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff"
+_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_INVISIBLE}]")
+# JSON encoders escape C0 themselves; C1 and the rest they leave raw, and a JSON document
+# printed on a terminal is reordered by a bidi override as any other text is.
+_UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f{_BIDI_AND_INVISIBLE}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -34,7 +38,8 @@ def _json_escape(match: re.Match[str]) -> str:
 
 
 def json_safe(encoded: str) -> str:
-    """A JSON document's text with C1 controls and line separators as `\\uXXXX` escapes.
+    """A JSON document's text with C1 controls, bidi controls, line separators and the
+    invisible characters `visible` shows as `\\uXXXX` escapes.
 
     The escapes are valid JSON string escapes, so the decoded data is unchanged; only
     the bytes that reach a terminal differ.

@@ -21,6 +21,9 @@ from recall_admin.agents.mcp_server import decode, encode
         ({"value": "a\x1b[31m"}, ["\\u001b"]),  # C0 controls: escaped by JSON itself
         ({"value": 2**70, "small": -(2**63)}, []),  # past 64 bits: the json module writes it
         ({"value": "\ud800"}, ["\\ud800"]),  # a lone surrogate: escaped, not an encoding error
+        ({"value": "vi\u202em", "s": "\u2066x\u2069\u200f"}, ["\\u202e", "\\u2066", "\\u2069", "\\u200f"]),  # bidi
+        ({"subject": "user\u200b\u2060\ufeff"}, ["\\u200b", "\\u2060", "\\ufeff"]),  # invisible
+        ({"value": "\u0647\u200c\u0627 \U0001f468\u200d\U0001f469"}, []),  # the joiners scripts and emoji need stay
     ],
 )
 def test_encode_gives_the_same_data_with_unsafe_characters_escaped(doc, escaped):
@@ -30,7 +33,7 @@ def test_encode_gives_the_same_data_with_unsafe_characters_escaped(doc, escaped)
     assert decode(raw) == doc
     for e in escaped:
         assert e in text
-    for ch in "\x7f\x85\u2028\u2029\x1b":
+    for ch in "\x7f\x85\u2028\u2029\x1b\u202e\u2066\u2069\u200f\u200b\u2060\ufeff":
         assert ch not in text
 
 
