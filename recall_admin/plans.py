@@ -101,28 +101,55 @@ def _without_instant(e: Event) -> dict[str, Any]:
     return out
 
 
+_NOUNS = {str: "text", int: "an integer", list: "a list", dict: "an object"}
+
+
+def _json_kind(v: Any) -> str:
+    if v is None or isinstance(v, bool):
+        return json.dumps(v)
+    if isinstance(v, float):
+        return "a number with a fraction"
+    return _NOUNS.get(type(v), type(v).__name__)
+
+
+def _field(raw: dict[str, Any], key: str, kind: type, source: str, where: str = "", **default: Any) -> Any:
+    """One field of a plan file, of its JSON type: a hand-edited file is refused naming the
+    field, not with Python's words ("'int' object is not iterable")."""
+    name = f"{where}{key}"
+    if key not in raw:
+        if "default" in default:
+            return default["default"]
+        raise PlanError(f"{source} is not a valid plan file: it has no {name!r}")
+    v = raw[key]
+    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+        raise PlanError(f"{source} is not a valid plan file: {name!r} must be {_NOUNS[kind]}, got {_json_kind(v)}")
+    return v
+
+
 def plan_from_json(raw: Any, source: str = "plan") -> Plan:
     """Read a plan file back, refusing one whose content does not match its id."""
     if not isinstance(raw, dict) or raw.get("format") != PLAN_FORMAT:
         raise PlanError(f"{source} is not a {PLAN_FORMAT} plan file")
+    based = _field(raw, "based_on", dict, source)
+    scope = _field(raw, "scope", list, source, default=[])
+    if not all(isinstance(n, str) for n in scope):
+        raise PlanError(f"{source} is not a valid plan file: 'scope' must be a list of predicate names")
     try:
-        based = raw["based_on"]
-        at = int(raw["at"])
-        records = [record_from_json(op, f"{source} op {i + 1}") for i, op in enumerate(raw["ops"])]
+        records = [record_from_json(op, f"op {i + 1}") for i, op in enumerate(_field(raw, "ops", list, source))]
         plan = Plan(
-            kind=str(raw["kind"]),
-            title=str(raw.get("title", "")),
-            collection=str(raw["collection"]),
-            operator=str(raw.get("operator", "")),
-            position=int(based["position"]),
-            registry_digest=str(based["registry_digest"]),
-            names_digest=str(based.get("names_digest", "")),
-            store=str(based.get("store", "")),
+            kind=_field(raw, "kind", str, source),
+            title=_field(raw, "title", str, source, default=""),
+            collection=_field(raw, "collection", str, source),
+            operator=_field(raw, "operator", str, source, default=""),
+            position=_field(based, "position", int, source, "based_on."),
+            registry_digest=_field(based, "registry_digest", str, source, "based_on."),
+            names_digest=_field(based, "names_digest", str, source, "based_on.", default=""),
+            store=_field(based, "store", str, source, "based_on.", default=""),
             records=tuple(replace(r, plan="") for r in records),
-            statements=tuple(decode_event(e) for e in raw.get("statements", [])),
-            at=at,
-            scope=tuple(raw.get("scope", [])),
-            details=dict(raw.get("details", {})),
+            statements=tuple(decode_event(e) for e in _field(raw, "statements", list, source, default=[])),
+            at=_field(raw, "at", int, source),
+            scope=tuple(scope),
+            details=_field(raw, "details", dict, source, default={}),
         )
         for e in plan.statements:  # a statement is appended as it is: its id must be its content's
             check_id(e)

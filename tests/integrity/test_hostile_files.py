@@ -5,6 +5,7 @@ clear refusal through the real CLI, and nothing is read without a bound."""
 from __future__ import annotations
 
 import io
+import json
 import tracemalloc
 
 import pytest
@@ -112,3 +113,34 @@ def test_a_file_without_newlines_is_refused_without_being_read_whole(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 4 * transfer.MAX_LINE_BYTES, peak  # one line's worth, not the file
+
+
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        (lambda d: d.pop("based_on"), "it has no 'based_on'"),
+        (lambda d: d.update(at="x"), "'at' must be an integer, got text"),
+        (lambda d: d.update(at=True), "'at' must be an integer, got true"),
+        (lambda d: d.update(at=1.5), "'at' must be an integer, got a number with a fraction"),
+        (lambda d: d.update(scope=5), "'scope' must be a list, got an integer"),
+        (lambda d: d.update(scope=[1]), "'scope' must be a list of predicate names"),
+        (lambda d: d.update(details=[1]), "'details' must be an object, got a list"),
+        (lambda d: d.update(based_on=[]), "'based_on' must be an object, got a list"),
+        (lambda d: d["based_on"].update(position="abc"), "'based_on.position' must be an integer, got text"),
+        (lambda d: d.update(ops=[1]), "op 1 does not hold a record"),
+        (lambda d: d.update(statements=None), "'statements' must be a list, got null"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_a_hand_edited_plan_of_the_wrong_shape_names_the_field(cli, tmp_path, edit, problem):
+    cli.ok("init")
+    path = tmp_path / "p.json"
+    cli.ok("define", "shoe_size", "--type", "number", "--cardinality", "single", "--plan-out", str(path))
+    raw = json.loads(path.read_text())
+    edit(raw)
+    path.write_text(json.dumps(raw))
+    assert cli.fail("apply", str(path)) == {
+        "code": "invalid_plan",
+        "message": f"plan file {str(path)!r} is not a valid plan file: {problem}",
+    }
+    assert "shoe_size" not in [p["name"] for p in cli.ok("registry", "list")["predicates"]]
