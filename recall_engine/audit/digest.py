@@ -223,12 +223,13 @@ def verify_event_digest(events: Iterable[Event], expected: str) -> None:
 
 
 def _registry_entry_v1(name: str, d: Mapping[str, Any]) -> list[bytes]:
+    # a text field given as null reads as empty (load._str_field), as a JSON null left a Go string
     w = f"registry entry {q(name)}"
     out = [
         field(name, w),
-        field(d.get("cardinality", ""), f"{w} cardinality"),
-        field(d.get("value_type", ""), f"{w} value_type"),
-        field(d.get("description", ""), f"{w} description"),
+        field(d.get("cardinality") or "", f"{w} cardinality"),
+        field(d.get("value_type") or "", f"{w} value_type"),
+        field(d.get("description") or "", f"{w} description"),
     ]
     allowed = list(d.get("allowed") or [])
     aliases = sorted(d.get("aliases") or [])
@@ -297,9 +298,9 @@ def registry_entry_encoding_v2(name: str, d: Mapping[str, Any]) -> bytes:
     excludes = sorted(d.get("excludes") or [])
     out = [
         field(name, w),
-        field(d.get("cardinality", ""), f"{w} cardinality"),
-        field(d.get("value_type", ""), f"{w} value_type"),
-        field(d.get("description", ""), f"{w} description"),
+        field(d.get("cardinality") or "", f"{w} cardinality"),
+        field(d.get("value_type") or "", f"{w} value_type"),
+        field(d.get("description") or "", f"{w} description"),
         field("allowed"),
         field(str(len(allowed))),
         *(field(a, f"{w} allowed value") for a in allowed),
