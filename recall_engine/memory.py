@@ -84,6 +84,16 @@ KNOWN_VIEWS = 8  # known-at instants kept with their folded pairs (Memory.known)
 KNOWN_VIEW_BUDGET = 20_000  # events each of them may hold
 
 
+def _replace_pairs(replaces: object) -> Sequence[tuple[str, Value]]:
+    """``remember``'s ``replaces`` as (predicate, value) pairs; None is none. Anything else
+    is refused naming the shape, not with Python's "cannot unpack"."""
+    if replaces is None:
+        return ()
+    if isinstance(replaces, (list, tuple)) and all(isinstance(r, (list, tuple)) and len(r) == 2 for r in replaces):
+        return replaces
+    raise InvalidInput(f"replaces must be a list of (predicate, value) pairs, got {replaces!r:.80}")
+
+
 class Memory:
     """One collection, read and written through its registry timeline."""
 
@@ -628,8 +638,12 @@ class Memory:
             )
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not (0 <= confidence <= 1):
             raise InvalidInput(f"confidence must be in [0, 1], got {confidence!r}")
+        for field_name, text in (("evidence", evidence), ("evidence_id", evidence_id)):
+            if text is not None and not isinstance(text, str):  # a JSON line or a caller may pass anything
+                raise InvalidInput(f"{field_name} must be text, got {type(text).__name__}")
         evidence = check_text((evidence or "").strip(), "evidence")
         evidence_id = check_text((evidence_id or "").strip(), "evidence_id")
+        replaces = _replace_pairs(replaces)
         if cardinality not in (None, "single", "multi"):
             raise InvalidInput(f"cardinality must be single or multi, got {cardinality!r}")
         t = now if at is None else check_instant(at)

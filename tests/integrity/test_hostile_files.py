@@ -144,3 +144,47 @@ def test_a_hand_edited_plan_of_the_wrong_shape_names_the_field(cli, tmp_path, ed
         "message": f"plan file {str(path)!r} is not a valid plan file: {problem}",
     }
     assert "shoe_size" not in [p["name"] for p in cli.ok("registry", "list")["predicates"]]
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("evidence", 5, "evidence must be text, got int"),
+        ("evidence", ["she said"], "evidence must be text, got list"),
+        ("evidence_id", {"a": 1}, "evidence_id must be text, got dict"),
+        ("replaces", 5, "replaces must be a list of [predicate, value] pairs"),
+    ],
+)
+def test_statements_of_the_wrong_shape_are_refused_with_their_line(cli, tmp_path, field, value, message):
+    cli.ok("init", "--registry", "coding")
+    path = tmp_path / "statements.jsonl"
+    good = {"subject": "carol", "predicate": "prefers_editor", "value": "vim"}
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "value": "zed", field: value}) + "\n")
+    assert cli.fail("import", "--statements", str(path)) == {"code": "invalid_input", "message": f"line 2: {message}"}
+    assert cli.ok("recall", "carol")["beliefs"] == []  # one batch: nothing of the file was written
+
+
+def test_replaces_null_in_a_statement_is_no_replaces(cli, tmp_path):
+    cli.ok("init", "--registry", "coding")
+    path = tmp_path / "statements.jsonl"
+    path.write_text(json.dumps({"subject": "carol", "predicate": "prefers_editor", "value": "vim", "replaces": None}))
+    assert cli.ok("import", "--statements", str(path)) == {"imported": 1, "skipped": 0}
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"evidence": 5}, "evidence must be text, got int"),
+        ({"evidence_id": b"x"}, "evidence_id must be text, got bytes"),
+        ({"replaces": "ab"}, "replaces must be a list of (predicate, value) pairs, got 'ab'"),
+        ({"replaces": [("note",)]}, "replaces must be a list of (predicate, value) pairs, got [('note',)]"),
+        ({"replaces": [None]}, "replaces must be a list of (predicate, value) pairs, got [None]"),
+    ],
+)
+def test_the_python_api_refuses_a_statement_of_the_wrong_shape_in_words(tmp_path, kwargs, message):
+    with open_backend(f"sqlite:///{tmp_path / 'recall.db'}") as backend:
+        memory = Memory(backend.store("memories", create=True))
+        with pytest.raises(RecallError) as err:
+            memory.remember("carol", "note", "x", **kwargs)
+        assert (err.value.code, err.value.message) == ("invalid_input", message)
+        assert memory.remember("carol", "note", "x", replaces=None).events  # None is no replaces
