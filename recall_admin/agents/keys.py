@@ -40,6 +40,8 @@ _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9_-]*(?::[a-z0-9][a-z0-9_-]*)*$")
 _KEY = re.compile(r"^rcl_([0-9a-f]{12})_[A-Za-z0-9_-]{16,}$")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_NS = {"ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
+MAX_EXPIRES_NS = 36500 * _UNIT_NS["d"]
+_INSTANTS = range(-(2**63), 2**63)  # what an instant can be (64-bit nanoseconds, 1677 to 2262)
 
 
 class Unauthorized(RecallError):
@@ -77,6 +79,10 @@ def parse_duration(text: str) -> int | None:
         pos = m.end()
     if not t or pos != len(t) or total <= 0:
         raise InvalidInput(f"--expires takes a duration such as 168h, 30d or 1h30m, or never; got {text!r}")
+    if total > MAX_EXPIRES_NS:  # a key dated past the instants a store holds broke `key list` for good
+        raise InvalidInput(
+            f"--expires is at most 36500d (100 years); for a key that never expires give never; got {text!r}"
+        )
     return int(total)
 
 
@@ -148,7 +154,8 @@ class KeyRing:
                     rec = json.loads(e.value)
                     kid = str(rec["id"])
                     if e.predicate == CREATED:
-                        if not isinstance(rec.get("expires"), (int, type(None))):
+                        expires = rec.get("expires")
+                        if not (expires is None or (type(expires) is int and expires in _INSTANTS)):
                             raise TypeError("expires")
                         key = Key(
                             id=kid,

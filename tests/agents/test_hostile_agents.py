@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 
 from recall_admin.agents import mcp_server
+from recall_admin.agents.keys import CREATED, KEY_SUBJECT, SYSTEM_COLLECTION, KeyRing
 from recall_admin.agents.mcp_server import decode
+from recall_engine import clock
+from recall_engine.records import make_event
+from recall_engine.storage import open_backend
+from tests.cli.conftest import isolated_cli
 
-from .helpers import new_key
+from .helpers import cli_ok, new_key
 
 DEEP = b'{"subject": ' + b"[" * 5000 + b"]" * 5000 + b"}"
 JUST_TOO_DEEP = b'{"subject": ' + b"[" * 1000 + b"]" * 1000 + b"}"  # orjson takes it; the check after did not
@@ -81,3 +86,26 @@ def test_a_stdio_message_past_the_limit_is_answered_with_an_error_and_the_sessio
             }
         ]
     assert "recall MCP server: a message over 64 MiB was refused unread" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("expires", ["36501d", "99999999999h", "9" * 400 + "h"], ids=["36501d", "huge", "400 digits"])
+def test_an_expiry_past_100_years_is_refused_and_writes_no_key(tmp_path: Path, monkeypatch, expires):
+    cli = isolated_cli(f"sqlite:///{tmp_path / 'recall.db'}", tmp_path, monkeypatch)
+    err = cli.fail("key", "create", "--namespace", "team:a", "--expires", expires)
+    assert err == {
+        "code": "invalid_input",
+        "message": f"--expires is at most 36500d (100 years); for a key that never expires give never; got {expires!r}",
+    }
+    cli.ok("key", "create", "--namespace", "team:a", "--expires", "36500d")
+    assert len(cli.ok("key", "list")["keys"]) == 1
+
+
+def test_a_key_record_dated_past_the_instants_a_store_holds_grants_nothing_and_breaks_no_listing(tmp_path: Path):
+    url = f"sqlite:///{tmp_path / 'recall.db'}"
+    with open_backend(url) as backend:
+        ring = KeyRing(backend)
+        good, _ = ring.create("team:a", expires_in=None)
+        store = backend.store(SYSTEM_COLLECTION, create=True)
+        rec = {"id": "0123456789ab", "namespace": "team:a", "hash": "sha256:00", "expires": 2**70, "read_only": False}
+        store.append([make_event(KEY_SUBJECT, CREATED, json.dumps(rec), clock.now_ns(), source="operator")])
+    assert [k["id"] for k in cli_ok(url, "key", "list")["keys"]] == [good.split("_")[1]]
