@@ -74,18 +74,33 @@ def decode_line(text: str, line_no: int) -> Event | None:
     return event
 
 
-def _bounded_lines(f: IO[str]) -> Iterator[str]:
-    """The lines of ``f``, each cut at ``MAX_LINE_BYTES + 1`` characters: a longer line comes
-    back cut (and is refused as too long), so a file with no newline in it (/dev/zero, a
-    binary file) is never read whole into memory."""
+def _bounded_lines(f: IO[bytes], error: type[RecallError] = InvalidEvent) -> Iterator[str]:
+    """The lines of a binary file, each decoded on its own. A line is read no further than
+    ``MAX_LINE_BYTES``: a longer one (or a file with no newline, /dev/zero) is refused there,
+    never read whole into memory; bytes that are not UTF-8 are refused naming their line
+    and column (a text file decodes by chunks, so its error's offset is the chunk's)."""
     read = f.readline
-    while line := read(MAX_LINE_BYTES + 1):
-        yield line
+    n = 0
+    while raw := read(MAX_LINE_BYTES + 1):
+        n += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise error(f"line {n}: longer than {MAX_LINE_BYTES} bytes")
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise error(f"line {n}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
 
 
-def _lines(path: str) -> Iterator[str]:
+def _stdin() -> IO[bytes]:
+    return sys.stdin.buffer
+
+
+def _lines(path: str, error: type[RecallError] = InvalidEvent) -> Iterator[str]:
+    if path == "-":
+        yield from _bounded_lines(_stdin(), error)
+        return
     try:
-        f = open(path, encoding="utf-8", newline=None)  # noqa: SIM115 - opened here to tell its errors apart, closed below
+        f = open(path, "rb")  # noqa: SIM115 - opened here to tell its errors apart, closed below
     except FileNotFoundError:
         raise NotFound(f"cannot import {path}: no such file") from None
     except IsADirectoryError:
@@ -93,10 +108,7 @@ def _lines(path: str) -> Iterator[str]:
     except OSError as e:
         raise StorageError(f"cannot import {path}: {e.strerror or e}") from None
     with f:
-        try:
-            yield from _bounded_lines(f)
-        except UnicodeDecodeError as e:
-            raise InvalidEvent(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})") from None
+        yield from _bounded_lines(f, error)
 
 
 def _decode_all(
@@ -257,7 +269,7 @@ def import_file(
     with collection_paused():
         admission = Admission(store.registry_events(), now=clock.now_ns())
         bodies: list[str | None] = []
-        events = list(_decode_all(_bounded_lines(sys.stdin) if path == "-" else _lines(path), admission, bodies))
+        events = list(_decode_all(_lines(path), admission, bodies))
         total = len(events)
         if on_validated:
             on_validated(total)
@@ -315,7 +327,7 @@ def import_statements(memory: Memory, path: str, progress: Progress | None = Non
     decoded before anything is written; a statement the engine refuses fails with its
     line number, and the batches before it stay written (``imported`` counts events,
     ``skipped`` the statements already known)."""
-    lines = _bounded_lines(sys.stdin) if path == "-" else _lines(path)
+    lines = _lines(path, InvalidInput)
     statements = [(n, st) for n, text in enumerate(lines, 1) if (st := decode_statement(text, n)) is not None]
     total = len(statements)
     imported = skipped = 0

@@ -74,15 +74,15 @@ def test_a_plan_file_past_the_limit_is_refused_without_reading_it_whole(cli, tmp
     }
 
 
-class _Endless(io.TextIOBase):
+class _Endless(io.RawIOBase):
     """Standard input with no newline ever (``import - < /dev/zero``): reading it whole never ends."""
 
     def readable(self) -> bool:
         return True
 
-    def readline(self, size: int | None = -1) -> str:
+    def readline(self, size: int | None = -1) -> bytes:
         assert size is not None and size > 0, "a line read without a bound"
-        return "\0" * size
+        return b"\0" * size
 
     def __iter__(self):
         raise AssertionError("standard input iterated line by line, without a bound")
@@ -90,7 +90,7 @@ class _Endless(io.TextIOBase):
 
 @pytest.mark.parametrize("statements", [False, True])
 def test_standard_input_without_newlines_is_refused_at_the_line_limit(tmp_path, monkeypatch, statements):
-    monkeypatch.setattr("sys.stdin", _Endless())
+    monkeypatch.setattr(transfer, "_stdin", _Endless)
     with open_backend(f"sqlite:///{tmp_path / 'recall.db'}") as backend:
         store = backend.store("memories", create=True)
         with pytest.raises(RecallError) as err:
@@ -99,7 +99,30 @@ def test_standard_input_without_newlines_is_refused_at_the_line_limit(tmp_path, 
             else:
                 transfer.import_file(store, "-")
         assert err.value.message == f"line 1: longer than {transfer.MAX_LINE_BYTES} bytes"
+        assert err.value.code == ("invalid_input" if statements else "invalid_event")
         assert store.count() == 0
+
+
+@pytest.mark.parametrize("stdin", [False, True])
+def test_bytes_that_are_not_utf8_are_refused_naming_their_line_and_column(cli, tmp_path, stdin):
+    cli.ok("init", "--registry", "coding")
+    exported = tmp_path / "all.jsonl"
+    cli.ok("export", "-o", str(exported))
+    lines = exported.read_bytes().splitlines(keepends=True) * 3  # past a text file's first decoded chunk
+    bad = len(lines) - 1
+    lines[bad] = lines[bad][:10] + b"\xff" + lines[bad][11:]
+    data = b"".join(lines)
+    path = tmp_path / "late.jsonl"
+    path.write_bytes(data)
+    err = cli.fail("import", "-", input=data) if stdin else cli.fail("import", str(path))
+    assert err == {"code": "invalid_event", "message": f"line {bad + 1}: not UTF-8 text (byte 0xff at column 11)"}
+    statements = [json.dumps({"subject": f"s{i}", "predicate": "note", "value": "x" * 100}) for i in range(200)]
+    data = ("\n".join(statements) + "\n").encode().replace(b'"s150"', b'"\xff150"')
+    path.write_bytes(data)
+    args = ("import", "--statements", "-" if stdin else str(path))
+    err = cli.fail(*args, input=data) if stdin else cli.fail(*args)
+    assert err == {"code": "invalid_input", "message": "line 151: not UTF-8 text (byte 0xff at column 14)"}
+    assert cli.ok("recall", "s1")["beliefs"] == []  # nothing of the file was written
 
 
 def test_a_file_without_newlines_is_refused_without_being_read_whole(tmp_path):
