@@ -285,12 +285,20 @@ class _Reader:
             raise self.fail(None, None, "invalid YAML: nested too deeply") from None
 
     def check_expansion(self, root: Node) -> None:
-        """Refuse a document whose aliases expand it past the bounds, before anything reads it."""
-        nodes = size = 0
+        """Refuse a document whose aliases expand it past the bounds, before anything reads it.
+
+        Only a node met again (through an alias) counts toward ``MAX_EXPANDED_NODES``: the
+        nodes written out are bounded by the file's size, and a large file without an alias
+        is not an alias attack."""
+        repeats = size = 0
+        seen: set[int] = set()
         stack = [root]
         while stack:
             node = stack.pop()
-            nodes += 1
+            if id(node) in seen:
+                repeats += 1
+            else:
+                seen.add(id(node))
             if isinstance(node, ScalarNode):
                 size += len(node.value)
             elif isinstance(node, SequenceNode):
@@ -299,7 +307,7 @@ class _Reader:
                 for k, v in node.value:
                     stack.append(k)
                     stack.append(v)
-            if nodes > MAX_EXPANDED_NODES or size > MAX_EXPANDED_BYTES:
+            if repeats > MAX_EXPANDED_NODES or size > MAX_EXPANDED_BYTES:
                 raise self.fail(
                     None,
                     None,

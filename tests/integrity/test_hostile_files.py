@@ -13,6 +13,7 @@ import pytest
 from recall_admin import plans, transfer
 from recall_engine.errors import RecallError
 from recall_engine.memory import Memory
+from recall_engine.registry_files import load_registry_text
 from recall_engine.storage import open_backend
 from tests.cli.conftest import Cli, isolated_cli
 
@@ -211,3 +212,11 @@ def test_the_python_api_refuses_a_statement_of_the_wrong_shape_in_words(tmp_path
             memory.remember("carol", "note", "x", **kwargs)
         assert (err.value.code, err.value.message) == ("invalid_input", message)
         assert memory.remember("carol", "note", "x", replaces=None).events  # None is no replaces
+
+
+def test_a_large_registry_file_without_aliases_is_not_taken_for_an_alias_attack():
+    # 6,000 predicates of 18 YAML nodes each: past the 100,000 nodes aliases may repeat, with no alias
+    items = "[a, b, c, d, e, f, g, h, i, j]"
+    preds = "".join(f"  p{i}: {{cardinality: single, value_type: enum, allowed: {items}}}\n" for i in range(6000))
+    loaded = load_registry_text(f"registry: big\npredicates:\n{preds}", path="big.yaml")
+    assert len(loaded.definitions) == 6001  # and note
