@@ -164,7 +164,7 @@ class _PipeLines:
                 skipping = True
                 continue
             if skipping:  # ``line`` is the oversized message's tail
-                await self._refuse_oversized()
+                await _refuse_oversized(self.out)
                 skipping = False
                 if line.endswith(b"\n"):
                     continue
@@ -172,11 +172,45 @@ class _PipeLines:
                 raise StopAsyncIteration
             return line.decode("utf-8", "replace")
 
-    async def _refuse_oversized(self) -> None:
-        message = f"a message over {MAX_MESSAGE_BYTES >> 20} MiB was refused unread; send smaller ones"
-        print(f"recall MCP server: {message}", file=sys.stderr, flush=True)
-        error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
-        await self.out.write(dumps(error) + "\n")
+
+class _FileLines:
+    """Lines of a standard input that is not a pipe (a file, a terminal, /dev/zero), each
+    read in a worker thread no further than ``limit`` bytes: the SDK's own reader takes a
+    line whole, so a file without a newline filled the memory until the server died. An
+    oversized message is refused as on a pipe."""
+
+    def __init__(self, raw: Any, out: _FdWriter, limit: int = MAX_MESSAGE_BYTES) -> None:
+        self.raw = raw
+        self.out = out
+        self.limit = limit
+
+    def __aiter__(self) -> _FileLines:
+        return self
+
+    async def __anext__(self) -> str:
+        import anyio
+
+        skipping = False
+        while True:
+            line = await anyio.to_thread.run_sync(self.raw.readline, self.limit + 1)
+            if not line:
+                if skipping:
+                    await _refuse_oversized(self.out)
+                raise StopAsyncIteration
+            whole = line.endswith(b"\n")
+            if skipping or (len(line) > self.limit and not whole):
+                skipping = not whole
+                if whole:  # the oversized message's end
+                    await _refuse_oversized(self.out)
+                continue
+            return line.decode("utf-8", "replace")
+
+
+async def _refuse_oversized(out: _FdWriter) -> None:
+    message = f"a message over {MAX_MESSAGE_BYTES >> 20} MiB was refused unread; send smaller ones"
+    print(f"recall MCP server: {message}", file=sys.stderr, flush=True)
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    await out.write(dumps(error) + "\n")
 
 
 class _FdWriter:
@@ -194,16 +228,18 @@ class _FdWriter:
         return None
 
 
-async def _pipes() -> tuple[Any, Any] | None:
-    """stdin and stdout for the SDK's stdio transport, when stdin is a pipe; None otherwise."""
-    if not stat.S_ISFIFO(os.fstat(0).st_mode):
-        return None
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", closefd=False))
+async def _pipes() -> tuple[Any, Any]:
+    """stdin and stdout for the SDK's stdio transport: a pipe read on the loop, anything
+    else (a file, a terminal) in a worker thread; both a bounded line at a time."""
     out = os.dup(1)
     os.dup2(2, 1)  # stray prints go to stderr, never onto the wire
     writer = _FdWriter(out)
+    stdin = os.fdopen(0, "rb", closefd=False)
+    if not stat.S_ISFIFO(os.fstat(0).st_mode):
+        return _FileLines(stdin, writer), writer
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
     return _PipeLines(reader, writer), writer
 
 
@@ -215,6 +251,5 @@ async def serve_stdio(toolbox: Toolbox) -> None:
         return toolbox.call(name, args)
 
     server = build_server(run, writable=toolbox.writable)
-    pipes = await _pipes()
-    async with stdio_server(*pipes) if pipes else stdio_server() as (read, write):
+    async with stdio_server(*await _pipes()) as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -5,7 +5,9 @@ words the agent's author can act on, and the server goes on answering."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from recall_engine.records import make_event
 from recall_engine.storage import open_backend
 from tests.cli.conftest import isolated_cli
 
-from .helpers import cli_ok, new_key
+from .helpers import child_env, cli_ok, new_key, recall_admin_command
 
 DEEP = b'{"subject": ' + b"[" * 5000 + b"]" * 5000 + b"}"
 JUST_TOO_DEEP = b'{"subject": ' + b"[" * 1000 + b"]" * 1000 + b"}"  # orjson takes it; the check after did not
@@ -63,29 +65,76 @@ class _Out:
         self.lines.append(text)
 
 
-def test_a_stdio_message_past_the_limit_is_answered_with_an_error_and_the_session_goes_on(capsys):
-    async def read(data: bytes, limit: int) -> tuple[list[str], list[str]]:
-        reader = asyncio.StreamReader(limit=limit)
+REFUSED = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": "a message over 64 MiB was refused unread; send smaller ones"},
+}
+FIRST, LAST = b'{"id": 1}\n', b'{"id": 2}\n'
+# past the limit while the line is still arriving, once its end is in the buffer, and at the end of input
+OVERSIZED = (b"x" * 200 + b"\n", b"y" * 40 + b"\n", b"z" * 1000)
+
+
+def _expected(oversized: bytes) -> list[str]:
+    return [FIRST.decode(), LAST.decode()] if oversized.endswith(b"\n") else [FIRST.decode()]
+
+
+@pytest.mark.parametrize("oversized", OVERSIZED, ids=["arriving", "buffered", "unended"])
+def test_a_stdio_message_past_the_limit_is_answered_with_an_error_and_the_session_goes_on(capsys, oversized):
+    async def read(data: bytes) -> tuple[list[str], list[str]]:
+        reader = asyncio.StreamReader(limit=32)
         reader.feed_data(data)
         reader.feed_eof()
         out = _Out()
         lines = [line async for line in mcp_server._PipeLines(reader, out)]  # type: ignore[arg-type]
         return lines, out.lines
 
-    first, last = b'{"id": 1}\n', b'{"id": 2}\n'
-    # past the limit both while the line is still arriving and once its end is in the buffer
-    for oversized in (b"x" * 200 + b"\n", b"y" * 40 + b"\n", b"z" * 1000):
-        lines, answers = asyncio.run(read(first + oversized + last, limit=32))
-        expected = [first.decode(), last.decode()] if oversized.endswith(b"\n") else [first.decode()]
-        assert lines == expected
-        assert [json.loads(a) for a in answers] == [
-            {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {"code": -32600, "message": "a message over 64 MiB was refused unread; send smaller ones"},
-            }
-        ]
+    lines, answers = asyncio.run(read(FIRST + oversized + LAST))
+    assert lines == _expected(oversized)
+    assert [json.loads(a) for a in answers] == [REFUSED]
     assert "recall MCP server: a message over 64 MiB was refused unread" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("oversized", OVERSIZED, ids=["arriving", "buffered", "unended"])
+def test_a_standard_input_that_is_a_file_is_read_a_bounded_line_at_a_time(oversized):
+    async def read(data: bytes) -> tuple[list[str], list[str]]:
+        out = _Out()
+        lines = [line async for line in mcp_server._FileLines(io.BytesIO(data), out, limit=32)]  # type: ignore[arg-type]
+        return lines, out.lines
+
+    lines, answers = asyncio.run(read(FIRST + oversized + LAST))
+    assert lines == _expected(oversized)
+    assert [json.loads(a) for a in answers] == [REFUSED]
+
+
+def test_mcp_answers_a_script_given_as_a_file(tmp_path: Path):
+    store = f"sqlite:///{tmp_path / 'recall.db'}"
+    cli_ok(store, "init", "--registry", "coding")
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    script = tmp_path / "script.jsonl"
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "recall", "arguments": {"subject": "u"}},
+        },
+    ]
+    script.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    with open(script, "rb") as stdin:  # a regular file, not a pipe
+        done = subprocess.run(
+            [recall_admin_command(), "--store", store, "mcp"],
+            stdin=stdin,
+            capture_output=True,
+            env=child_env(),
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [1, 2]
+    assert answers[1]["result"]["structuredContent"]["ok"] is True
 
 
 @pytest.mark.parametrize("expires", ["36501d", "99999999999h", "9" * 400 + "h"], ids=["36501d", "huge", "400 digits"])
