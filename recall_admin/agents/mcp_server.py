@@ -134,7 +134,14 @@ def build_server(run: Runner, *, writable: bool | None = None) -> Server:
     )
 
 
-class _PipeLines:
+class _Lines:
+    """An async iterator of standard input's lines, for the SDK's stdio transport."""
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+
+class _PipeLines(_Lines):
     """Lines of a pipe read on the event loop itself.
 
     The SDK's default stdin reader hands every line to a worker thread and back; on a
@@ -148,9 +155,6 @@ class _PipeLines:
     def __init__(self, reader: asyncio.StreamReader, out: _FdWriter) -> None:
         self.reader = reader
         self.out = out
-
-    def __aiter__(self) -> _PipeLines:
-        return self
 
     async def __anext__(self) -> str:
         skipping = False
@@ -173,7 +177,7 @@ class _PipeLines:
             return line.decode("utf-8", "replace")
 
 
-class _FileLines:
+class _FileLines(_Lines):
     """Lines of a standard input that is not a pipe (a file, a terminal, /dev/zero), each
     read in a worker thread no further than ``limit`` bytes: the SDK's own reader takes a
     line whole, so a file without a newline filled the memory until the server died. An
@@ -183,9 +187,6 @@ class _FileLines:
         self.raw = raw
         self.out = out
         self.limit = limit
-
-    def __aiter__(self) -> _FileLines:
-        return self
 
     async def __anext__(self) -> str:
         import anyio
