@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from ..defaults import DEFAULT_COLLECTION
 from .output import Output
@@ -68,6 +69,17 @@ class State:
         if self._session is not None:
             s, self._session = self._session, None
             s.close()
+
+
+class CommandGroup(TyperGroup):
+    """A command of subcommands (`registry`, `conflicts`, ...). Given none, a person gets
+    its help; under --json the usage error envelope, raised before Click draws that help
+    (it draws it on stdout while building its own error, ahead of the envelope)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing and state(ctx).json_mode:
+            ctx.fail(f"Missing command: one of {', '.join(self.list_commands(ctx))}.")
+        return super().parse_args(ctx, args)
 
 
 def state(ctx: typer.Context) -> State:

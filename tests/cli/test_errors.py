@@ -227,6 +227,26 @@ def test_usage_errors_exit_1_with_the_envelope_in_json_mode(coding):
     assert r.exit_code == 1 and json.loads(r.stdout)["error"]["code"] == "usage_error"
 
 
+@pytest.mark.parametrize(
+    ("group", "commands"),
+    [
+        ("registry", "list, show, log, load, lint"),
+        ("conflicts", "list, confirm, exclude, dismiss, undismiss"),
+        ("vocab", "list, suggest, merge, never, split"),
+        ("notes", "list, clusters, promote"),
+        ("audit", "export, verify, replay, import"),
+        ("key", "create, list, revoke"),
+    ],
+)
+def test_a_group_without_its_command_answers_with_the_envelope_in_json_mode(coding, group, commands):
+    # Click draws the group's help on stdout while it builds its "no arguments" error:
+    # a script got a help page where its one JSON document should be
+    err = coding.fail(group)
+    assert err == {"code": "usage_error", "message": f"Missing command: one of {commands}."}
+    r = coding.run(group, json_mode=False)  # a person still gets the help
+    assert r.exit_code == 2 and f"recall-admin {group} [OPTIONS] COMMAND" in r.stdout
+
+
 def test_json_is_accepted_after_the_subcommand(coding):
     coding.ok("remember", "user", "prefers_editor", "vim", "--at", "2026-09-01")
     r = coding.run("recall", "user", "prefers_editor", "--json", json_mode=False)

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ..options import CommandGroup
 from ..options import state as _state
 from ..render.agents import render_key, render_keys, render_revoked
 
@@ -197,7 +198,9 @@ def key_revoke(
 def register(app: typer.Typer) -> None:
     app.command(rich_help_panel="Agents")(mcp)
     app.command(rich_help_panel="Agents")(serve)
-    key_app = typer.Typer(help="Bearer keys for `serve`: one namespace each, stored hashed.", no_args_is_help=True)
+    key_app = typer.Typer(
+        help="Bearer keys for `serve`: one namespace each, stored hashed.", no_args_is_help=True, cls=CommandGroup
+    )
     key_app.command("create")(key_create)
     key_app.command("list")(key_list)
     key_app.command("revoke")(key_revoke)

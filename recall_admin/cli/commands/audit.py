@@ -9,7 +9,7 @@ import typer
 
 from ...display import json_safe
 from ...files import write_whole
-from ..options import Subject, state
+from ..options import CommandGroup, Subject, state
 from ..render.data import render_bundle_written, render_replay, render_verify
 from ..render.memory import render_import
 
@@ -18,7 +18,9 @@ Digest = Annotated[str | None, typer.Option("--digest", metavar="D", help="The d
 
 
 def register(app: typer.Typer) -> None:
-    audit_app = typer.Typer(help="Audit bundles: export, verify and replay offline, import.", no_args_is_help=True)
+    audit_app = typer.Typer(
+        help="Audit bundles: export, verify and replay offline, import.", no_args_is_help=True, cls=CommandGroup
+    )
     app.add_typer(audit_app, name="audit", rich_help_panel="Audit")
 
     @audit_app.command("export")

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from ..options import Build, Match, Notes, Reason, Subject, staging, state
+from ..options import Build, CommandGroup, Match, Notes, Reason, Subject, staging, state
 from ..render.queues import (
     render_conflicts,
     render_dismissed,
@@ -42,11 +42,15 @@ Threshold = Annotated[
 
 def register(app: typer.Typer) -> None:
     """Add the ``conflicts``, ``vocab`` and ``notes`` sub-apps to the root app."""
-    conflicts_app = typer.Typer(help="Review conflicts: one value held under two predicates.", no_args_is_help=True)
-    vocab_app = typer.Typer(
-        help="Review the open vocabulary: invented names and near-duplicates.", no_args_is_help=True
+    conflicts_app = typer.Typer(
+        help="Review conflicts: one value held under two predicates.", no_args_is_help=True, cls=CommandGroup
     )
-    notes_app = typer.Typer(help="Review notes: list, cluster, promote into predicates.", no_args_is_help=True)
+    vocab_app = typer.Typer(
+        help="Review the open vocabulary: invented names and near-duplicates.", no_args_is_help=True, cls=CommandGroup
+    )
+    notes_app = typer.Typer(
+        help="Review notes: list, cluster, promote into predicates.", no_args_is_help=True, cls=CommandGroup
+    )
     app.add_typer(conflicts_app, name="conflicts", rich_help_panel="Review queues")
     app.add_typer(vocab_app, name="vocab", rich_help_panel="Review queues")
     app.add_typer(notes_app, name="notes", rich_help_panel="Review queues")
