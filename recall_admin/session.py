@@ -89,7 +89,7 @@ class Session:
         check_collection(collection)
         op = default_operator() if operator is None else check_operator(operator)
         if not create:
-            _check_store_file(store_url)
+            require_store_file(store_url)
         backend = open_backend(store_url, read_only=read_only)
         try:
             store = backend.store(collection, create=create and not read_only)
@@ -128,11 +128,11 @@ def open_existing(store_url: str | None) -> Backend:
     """An existing store opened read-only, every collection of it (``verify --all``)."""
     from recall_engine.storage import open_backend
 
-    _check_store_file(store_url)
+    require_store_file(store_url)
     return open_backend(store_url, read_only=True)
 
 
-def _check_store_file(store_url: str | None) -> None:
+def require_store_file(store_url: str | None) -> None:
     """A read of a SQLite store file that does not exist is refused before SQLite creates it."""
     from recall_engine.storage.urls import parse_store_url
 

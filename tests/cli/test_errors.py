@@ -141,6 +141,16 @@ def test_read_only_missing_store_or_collection(cli, tmp_path):
     assert "no collection 'other'" in err["message"]
 
 
+def test_key_list_and_revoke_on_a_missing_store_are_not_found_and_make_no_file(cli, tmp_path):
+    # `key revoke` opened the store for writing first: a typo'd --store left an empty file
+    missing = tmp_path / "none.db"
+    for args in (("key", "list"), ("key", "revoke", "0123456789ab")):
+        err = cli.fail(*args, store=f"sqlite:///{missing}")
+        assert err["code"] == "not_found"
+        assert err["message"].startswith(f"no store at sqlite:///{missing} (no such file): nothing to read")
+        assert not missing.exists()
+
+
 # --- registry files -------------------------------------------------------------------------------
 
 

@@ -17,11 +17,16 @@ from ..render.agents import render_key, render_keys, render_revoked
 
 
 @contextmanager
-def _backend(state: Any, *, create: bool = True) -> Iterator[Any]:
-    """The store alone (no collection opened), for keys and `serve`."""
+def _backend(state: Any, *, create: bool = True, read_only: bool = False) -> Iterator[Any]:
+    """The store alone (no collection opened), for keys and `serve`. Without ``create``, a
+    missing store is ``not_found`` and no file is made (`key list`, `key revoke`)."""
     from recall_engine.storage import open_backend
 
-    backend = open_backend(state.store_url, read_only=state.read_only or not create)
+    from ...session import require_store_file
+
+    if not create:
+        require_store_file(state.store_url)
+    backend = open_backend(state.store_url, read_only=state.read_only or read_only)
     try:
         yield backend
     finally:
@@ -178,7 +183,7 @@ def key_list(ctx: typer.Context) -> None:
     from ...agents.keys import KeyRing
 
     state = _state(ctx)
-    with _backend(state, create=False) as backend:
+    with _backend(state, create=False, read_only=True) as backend:
         keys = KeyRing(backend).keys()
     state.output.emit({"keys": [k.to_json() for k in keys]}, render_keys)
 
@@ -190,7 +195,7 @@ def key_revoke(
     from ...agents.keys import KeyRing
 
     state = _state(ctx)
-    with _backend(state) as backend:
+    with _backend(state, create=False) as backend:
         k = KeyRing(backend).revoke(key_id)
     state.output.emit({"revoked": k.id}, render_revoked)
 
