@@ -135,3 +135,11 @@ def test_tables_at_80_columns_never_split_a_token(demo: Cli, args):
     whole = set(BOX.split(wide.stdout))
     split = [t for t in BOX.split(narrow.stdout) if t not in whole]
     assert split == [], narrow.stdout
+
+
+def test_vocab_never_shows_its_optional_argument_in_one_pair_of_brackets(cli: Cli):
+    # the metavar carried its own brackets and Click added a second pair: "[[OTHER]]"
+    r = cli.run("vocab", "never", "--help", json_mode=False, env={"COLUMNS": "120"})
+    assert r.exit_code == 0
+    assert "vocab never [OPTIONS] {ID_OR_NAME} [OTHER]" in r.stdout
+    assert "[[OTHER]]" not in r.stdout

@@ -178,7 +178,7 @@ def register(app: typer.Typer) -> None:
     def vocab_never(
         ctx: typer.Context,
         target: Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="A suggestion id (v-...) or a predicate.")],
-        other: Annotated[str | None, typer.Argument(metavar="[OTHER]", help="The other predicate of the pair.")] = None,
+        other: Annotated[str | None, typer.Argument(metavar="OTHER", help="The other predicate of the pair.")] = None,
         reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why they differ.")] = "",
         threshold: Threshold = None,
     ) -> None:
