@@ -14,8 +14,10 @@ import re
 # C0 (tab and newline included: a cell must stay one line), DEL, C1, the bidirectional
 # overrides and isolates (which reorder what is shown), and the Unicode line separators.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-# JSON encoders escape C0 themselves; C1 and the separators they leave raw.
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
+# JSON encoders escape C0 themselves; DEL, C1, the bidirectional marks, overrides and
+# isolates (a JSON line read on a terminal is reordered by them) and the separators they
+# leave raw.
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -34,7 +36,8 @@ def _json_escape(match: re.Match[str]) -> str:
 
 
 def json_safe(encoded: str) -> str:
-    """A JSON document's text with C1 controls and line separators as `\\uXXXX` escapes.
+    """A JSON document's text with C1 controls, bidirectional controls and line separators
+    as `\\uXXXX` escapes.
 
     The escapes are valid JSON string escapes, so the decoded data is unchanged; only
     the bytes that reach a terminal differ.
