@@ -151,6 +151,25 @@ def test_key_list_and_revoke_on_a_missing_store_are_not_found_and_make_no_file(c
         assert not missing.exists()
 
 
+def test_tui_without_a_terminal_or_with_json_is_refused_before_it_starts(coding, monkeypatch):
+    # it started the console anyway: escape sequences into the pipe, then a wait for keys
+    # that never came (a script's `recall-admin --json tui` hung)
+    import recall_tui.app
+
+    monkeypatch.setattr(recall_tui.app, "main", lambda **kw: pytest.fail("the console started"))
+    err = coding.fail("tui")
+    assert err == {
+        "code": "invalid_input",
+        "message": "tui is the interactive console and writes no JSON; run it without --json",
+    }
+    r = coding.run("tui", json_mode=False)
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr == (
+        "error: tui needs a terminal: standard input and output are not one "
+        "(run it in a terminal, without pipes or redirection)\n"
+    )
+
+
 # --- registry files -------------------------------------------------------------------------------
 
 
