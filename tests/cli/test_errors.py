@@ -170,6 +170,25 @@ def test_tui_without_a_terminal_or_with_json_is_refused_before_it_starts(coding,
     )
 
 
+def test_serve_on_an_address_it_cannot_listen_on_is_refused_with_the_envelope(cli, tmp_path):
+    # uvicorn logged the failure (a traceback, for a port out of range) and ended the
+    # process with status 3: no envelope, an exit code no page documents
+    import socket
+
+    missing = tmp_path / "none.db"
+    err = cli.fail("serve", "--port", "99999", store=f"sqlite:///{missing}")
+    assert err == {"code": "invalid_input", "message": "--port takes 1 to 65535, got 99999"}
+    assert not missing.exists()  # refused before the store was opened
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = cli.fail("serve", "--port", str(port))
+    assert err["code"] == "invalid_input"
+    assert err["message"].startswith(f"cannot listen on 127.0.0.1:{port}: ")
+    assert err["message"].endswith("; choose another --host or --port")
+
+
 # --- registry files -------------------------------------------------------------------------------
 
 

@@ -110,8 +110,11 @@ def serve(
         raise InvalidInput("--max-body, --max-value and --rate must be positive")
     if not 0 <= group_window <= 1000:
         raise InvalidInput(f"--group-window takes 0 to 1000 milliseconds, got {group_window:g}")
+    if not 1 <= port <= 65535:
+        raise InvalidInput(f"--port takes 1 to 65535, got {port}")
     state = _state(ctx)
     with _backend(state) as backend, single_server_lock(backend):
+        _check_listen(host, port)
         import gc
 
         import uvicorn  # the HTTP stack loads only once this process may serve
@@ -141,6 +144,27 @@ def serve(
             )
         finally:
             agents.close()
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Refuse an address the server could not listen on, as every command refuses: uvicorn
+    would log the failure and end the process with status 3 and no JSON envelope. Each
+    address the host names is bound once and let go (the server binds it again next)."""
+    import socket
+
+    from recall_engine.errors import InvalidInput
+
+    try:
+        for family, kind, proto, _, address in socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        ):
+            with socket.socket(family, kind, proto) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(address)
+    except OSError as e:
+        raise InvalidInput(
+            f"cannot listen on {host}:{port}: {e.strerror or e}; choose another --host or --port"
+        ) from None
 
 
 def key_create(
