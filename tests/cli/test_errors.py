@@ -189,6 +189,18 @@ def test_serve_on_an_address_it_cannot_listen_on_is_refused_with_the_envelope(cl
     assert err["message"].endswith("; choose another --host or --port")
 
 
+def test_key_create_on_a_read_only_store_is_refused_before_anything_is_written(coding):
+    # it declared the namespace's registry through a session that ignored --read-only,
+    # then failed with "internal error: AssertionError" where the key was to be written
+    err = coding.fail("--read-only", "key", "create", "--namespace", "team:a", "--registry", "coding")
+    assert err == {
+        "code": "read_only",
+        "message": "the store is open read-only; writes are refused (open it without --read-only to write)",
+    }
+    assert [c["name"] for c in coding.ok("collections")["collections"]] == ["memories"]
+    assert coding.ok("key", "list")["keys"] == []
+
+
 # --- registry files -------------------------------------------------------------------------------
 
 

@@ -186,6 +186,11 @@ def key_create(
     from ...agents.keys import KeyRing, collection_for, parse_duration
 
     state = _state(ctx)
+    if state.read_only:  # refused before the namespace's registry is declared, not after
+        from recall_engine.errors import ReadOnlyStore
+        from recall_engine.storage.common import READ_ONLY_MESSAGE
+
+        raise ReadOnlyStore(READ_ONLY_MESSAGE)
     expires_in = parse_duration(expires)
     collection = collection_for(namespace)
     if registry or open_vocabulary:
