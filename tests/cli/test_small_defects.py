@@ -143,3 +143,22 @@ def test_vocab_never_shows_its_optional_argument_in_one_pair_of_brackets(cli: Cl
     assert r.exit_code == 0
     assert "vocab never [OPTIONS] {ID_OR_NAME} [OTHER]" in r.stdout
     assert "[[OTHER]]" not in r.stdout
+
+
+def test_advice_beside_an_answer_goes_to_stderr(cli: Cli):
+    # `KEY=$(recall-admin key create ...)` held the key and a line of advice; `> file` kept
+    # "Decide with: ..." and the like as if they were data
+    r = cli.run("key", "create", "--namespace", "team:a", json_mode=False)
+    assert r.exit_code == 0
+    assert re.fullmatch(r"rcl_[0-9a-f]{12}_\S+\n", r.stdout)
+    assert "The key is shown once: keep it now." in r.stderr
+    for args, advice in [
+        (("demo",), "Try: recall-admin recall user"),
+        (("conflicts", "list"), "Decide with: conflicts confirm ID --keep PREDICATE"),
+        (("vocab", "suggest"), "Not the same thing? vocab never ID keeps a pair from coming back."),
+        (("verify",), "Keep the log digest elsewhere;"),
+    ]:
+        r = cli.run(*args, json_mode=False)
+        assert r.exit_code == 0, (args, r.stderr)
+        assert r.stdout.strip() and advice not in r.stdout, args
+        assert advice in r.stderr, args
