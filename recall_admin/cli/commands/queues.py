@@ -149,11 +149,11 @@ def register(app: typer.Typer) -> None:
     @vocab_app.command("suggest")
     def vocab_suggest(ctx: typer.Context, threshold: Threshold = None) -> None:
         """Clusters of near-duplicate predicates, each with a suggested merge and direction."""
-        from ...vocab import suggest
+        from ...vocab import effective_threshold, suggest
 
         st = state(ctx)
         m = st.session(create=False).memory
-        thr = m.match_threshold if threshold is None else threshold
+        thr = effective_threshold(m, threshold)
         data = {"threshold": thr, "clusters": [c.to_json() for c in suggest(m, thr)]}
         st.output.emit(data, render_suggest)
 
