@@ -77,7 +77,14 @@ def parse_duration(text: str) -> int | None:
         pos = m.end()
     if not t or pos != len(t) or total <= 0:
         raise InvalidInput(f"--expires takes a duration such as 168h, 30d or 1h30m, or never; got {text!r}")
+    if total > MAX_EXPIRY_NS:  # an expiry past year 9999 was stored, then no key could be listed
+        raise InvalidInput(
+            f"--expires takes at most 36500d (100 years), got {text!r}; never: a key that does not expire"
+        )
     return int(total)
+
+
+MAX_EXPIRY_NS = 36500 * 86400 * 10**9
 
 
 def key_hash(key: str) -> str:
