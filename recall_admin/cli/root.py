@@ -136,6 +136,11 @@ class RecallGroup(TyperGroup):
 
 
 def _show_usage_error(e: Any) -> None:
+    # Click escapes C0 controls in the arguments it quotes, not the bidirectional overrides
+    # (they reorder the line shown); each line through ``visible``, the line breaks kept
+    from ..display import visible
+
+    e.message = "\n".join(visible(part) for part in e.message.split("\n"))
     try:
         rich_utils().rich_format_error(e)
     except Exception:  # noqa: BLE001

@@ -336,6 +336,13 @@ def test_usage_errors_in_human_mode_go_to_stderr(coding):
     assert "No such option" in r.stderr
 
 
+def test_usage_errors_in_human_mode_escape_bidirectional_overrides(coding):
+    # Click escapes the C0 controls of an argument it quotes, not a right-to-left override
+    r = coding.run("recall", "user", "likes", "x\u202ey", json_mode=False)
+    assert r.exit_code == 2
+    assert "\u202e" not in r.stderr and "(x\\u202ey)" in r.stderr
+
+
 def test_errors_in_human_mode_go_to_stderr(coding):
     r = coding.run("remember", "user", "favourite_colour", "blue", json_mode=False)
     assert r.exit_code == 1
