@@ -90,6 +90,8 @@ class Session:
         op = default_operator() if operator is None else check_operator(operator)
         if not create:
             require_store_file(store_url)
+        elif read_only:  # a write refused below, but on a missing file: no store to refuse it from
+            require_store_file(store_url, "--read-only creates nothing; run it without --read-only to create it")
         backend = open_backend(store_url, read_only=read_only)
         try:
             store = backend.store(collection, create=create and not read_only)
@@ -132,16 +134,16 @@ def open_existing(store_url: str | None) -> Backend:
     return open_backend(store_url, read_only=True)
 
 
-def require_store_file(store_url: str | None) -> None:
+def require_store_file(
+    store_url: str | None,
+    what_to_do: str = "nothing to read; `recall-admin init` (or demo, remember, import) creates it",
+) -> None:
     """A read of a SQLite store file that does not exist is refused before SQLite creates it."""
     from recall_engine.storage.urls import parse_store_url
 
     where = parse_store_url(store_url)
     if where.kind == "sqlite" and not os.path.exists(where.target):
-        raise NotFound(
-            f"no store at {display_url(store_url or where.target)} (no such file): nothing to read; "
-            "`recall-admin init` (or demo, remember, import) creates it"
-        )
+        raise NotFound(f"no store at {display_url(store_url or where.target)} (no such file): {what_to_do}")
 
 
 def env_default(name: str, default: str | None = None) -> str | None:

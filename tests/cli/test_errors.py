@@ -135,6 +135,16 @@ def test_read_only_store_refuses_a_write(coding):
 def test_read_only_missing_store_or_collection(cli, tmp_path):
     err = cli.fail("--read-only", "recall", "user", store=f"sqlite:///{tmp_path / 'none.db'}")
     assert err["code"] == "not_found" and "nothing to read" in err["message"]
+    # a write under --read-only on a missing file was a storage_error ("nothing to open
+    # read-only"): not_found like a read, saying what to do
+    for args in (("remember", "user", "likes", "tea"), ("init",), ("import", "-")):
+        err = cli.fail("--read-only", *args, store=f"sqlite:///{tmp_path / 'none.db'}", input="")
+        assert err == {
+            "code": "not_found",
+            "message": f"no store at sqlite:///{tmp_path / 'none.db'} (no such file): "
+            "--read-only creates nothing; run it without --read-only to create it",
+        }
+    assert not (tmp_path / "none.db").exists()
     cli.ok("init")
     err = cli.fail("--read-only", "--collection", "other", "recall", "user")
     assert err["code"] == "not_found"
