@@ -74,6 +74,16 @@ def _check_utf8(argv: list[str]) -> None:
             raise InvalidInput(f"the argument '{shown[:80]}' is not valid UTF-8; nothing was done") from None
 
 
+def _drop_unusable_columns() -> None:
+    """``COLUMNS=0``: Rich (and Typer's help) lay the output out in no columns and print
+    nothing at all, exit 0. A width under one column is taken as no width given."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) < 1:
+        del os.environ["COLUMNS"]
+
+
 class RecallGroup(TyperGroup):
     """The root command: runs Typer without its own exit handling and translates every
     outcome into an exit code and, in --json mode, exactly one JSON document."""
@@ -90,6 +100,7 @@ class RecallGroup(TyperGroup):
         from .coercion import lighten
 
         lighten(self)  # the global options
+        _drop_unusable_columns()
         argv, json_mode = _hoist_json(list(sys.argv[1:] if args is None else args))
         state = State(output=Output(json_mode=json_mode))
         extra.setdefault("obj", state)

@@ -162,3 +162,11 @@ def test_advice_beside_an_answer_goes_to_stderr(cli: Cli):
         assert r.exit_code == 0, (args, r.stderr)
         assert r.stdout.strip() and advice not in r.stdout, args
         assert advice in r.stderr, args
+
+
+def test_columns_zero_is_taken_as_no_width_given(editors: Cli):
+    # COLUMNS=0 laid every table and help out in no columns: nothing printed, exit 0
+    r = editors.run("recall", "user", "prefers_editor", json_mode=False, env={"COLUMNS": "0"})
+    assert r.exit_code == 0 and "zed" in r.stdout and "replaced emacs" in r.stdout
+    r = editors.run("vocab", "--help", json_mode=False, env={"COLUMNS": "0"})
+    assert r.exit_code == 0 and "recall-admin vocab [OPTIONS] COMMAND" in r.stdout
