@@ -479,7 +479,9 @@ def test_match_threshold_decides_whether_a_new_name_is_filed_under_an_existing_o
     own = cli.ok("--match-threshold", "-1", "remember", "u1", "editor of choice", "zed")["stored"]
     assert own["predicate"] == "editor_of_choice"
     err = cli.fail("--match-threshold", "1.5", "remember", "u1", "x", "y")
-    assert err["message"] == "match threshold must be at most 1"
+    assert err["message"] == (
+        "--match-threshold (RECALL_MATCH_THRESHOLD) must be at most 1 (a negative one turns matching off), got 1.5"
+    )
 
 
 def test_import_statements_answers_as_remember_one_at_a_time(coding, tmp_path):

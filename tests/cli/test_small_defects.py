@@ -170,3 +170,18 @@ def test_columns_zero_is_taken_as_no_width_given(editors: Cli):
     assert r.exit_code == 0 and "zed" in r.stdout and "replaced emacs" in r.stdout
     r = editors.run("vocab", "--help", json_mode=False, env={"COLUMNS": "0"})
     assert r.exit_code == 0 and "recall-admin vocab [OPTIONS] COMMAND" in r.stdout
+
+
+def test_blank_option_variables_are_not_given_and_a_bad_threshold_names_its_option(editors: Cli):
+    # a blank RECALL_STORE always meant "not given"; a blank RECALL_COLLECTION was a bad
+    # collection name and a blank RECALL_MATCH_THRESHOLD a usage error
+    blank = {"RECALL_COLLECTION": "  ", "RECALL_MATCH_THRESHOLD": " ", "RECALL_OPERATOR": "\t"}
+    data = editors.ok("recall", "user", "prefers_editor", env=blank)
+    assert [b["value"] for b in data["beliefs"]] == ["zed"]
+    for given in (("--match-threshold", "2"), ("--match-threshold", "nan")):
+        err = editors.fail(*given, "recall", "user")
+        assert err == {
+            "code": "invalid_input",
+            "message": "--match-threshold (RECALL_MATCH_THRESHOLD) must be at most 1 (a negative one turns "
+            f"matching off), got {given[1]}",
+        }
