@@ -156,7 +156,6 @@ def test_advice_beside_an_answer_goes_to_stderr(cli: Cli):
         (("demo",), "Try: recall-admin recall user"),
         (("conflicts", "list"), "Decide with: conflicts confirm ID --keep PREDICATE"),
         (("vocab", "suggest"), "Not the same thing? vocab never ID keeps a pair from coming back."),
-        (("verify",), "Keep the log digest elsewhere;"),
     ]:
         r = cli.run(*args, json_mode=False)
         assert r.exit_code == 0, (args, r.stderr)

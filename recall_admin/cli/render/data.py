@@ -62,7 +62,9 @@ def render_verification(con: Console, data: dict[str, Any]) -> None:
         if not p["event_id"]:
             con.print(txt(f"- {p['reason']}", "red"))
     if data["valid"] and not data["kept"]:
-        hint("Keep the log digest elsewhere; `verify --digest D` later shows whether those events changed.")
+        con.print(  # part of the report: which digest to keep
+            txt("Keep the log digest elsewhere; `verify --digest D` later shows whether those events changed.", "dim")
+        )
 
 
 def render_verifications(con: Console, data: dict[str, Any]) -> None:
