@@ -186,6 +186,8 @@ def run_plan(
     The JSON ``data`` is ``Preview.to_json()``; with --apply it also holds ``applied``,
     ``events`` and ``position``, as ``apply PLAN_FILE`` returns them.
     """
+    from recall_engine.errors import InvalidInput
+
     from .. import governance
     from ..inputs import instant
     from ..plans import write_plan
@@ -194,6 +196,8 @@ def run_plan(
 
     st = state(ctx)
     when = instant(as_of, "--as-of")
+    if plan_out is not None and str(plan_out) == "-":  # a file named "-" was written
+        raise InvalidInput("--plan-out takes a file name, not - (stdout holds the preview); `apply FILE` reads it back")
     s = st.session(create=apply and getattr(build, "creates", False))
     stager = governance.Stager(s.memory, s.collection, s.operator)
     plan = build(stager)

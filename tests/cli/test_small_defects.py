@@ -184,3 +184,19 @@ def test_blank_option_variables_are_not_given_and_a_bad_threshold_names_its_opti
             "message": "--match-threshold (RECALL_MATCH_THRESHOLD) must be at most 1 (a negative one turns "
             f"matching off), got {given[1]}",
         }
+
+
+def test_dash_as_an_output_file_is_stdout_and_no_file_named_dash_is_written(editors: Cli, tmp_path, monkeypatch):
+    # `-o -` wrote a file named "-" in the working folder, while `import -` and `audit verify -`
+    # read standard input
+    monkeypatch.chdir(tmp_path)
+    r = editors.run("export", "-o", "-", "--subject", "user", json_mode=False)
+    assert r.exit_code == 0 and json.loads(r.stdout.splitlines()[0])["subject"] == "user"
+    r = editors.run("audit", "export", "--subject", "user", "-o", "-", json_mode=False)
+    assert r.exit_code == 0 and json.loads(r.stdout)["scope"]["subject"] == "user"
+    err = editors.fail("redefine", "prefers_editor", "--cardinality", "multi", "--plan-out", "-")
+    assert err == {
+        "code": "invalid_input",
+        "message": "--plan-out takes a file name, not - (stdout holds the preview); `apply FILE` reads it back",
+    }
+    assert not (tmp_path / "-").exists()

@@ -32,7 +32,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--as-of", metavar="T", help="The bundle's instant (default now).")
         ] = None,
         output_file: Annotated[
-            str | None, typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default stdout).")
+            str | None,
+            typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default, or -: stdout)."),
         ] = None,
         recorded: Annotated[
             bool,
@@ -52,7 +53,7 @@ def register(app: typer.Typer) -> None:
         bundle = export_bundle(
             s.memory, subject=subject, predicate=predicate, as_of=instant(as_of, "--as-of"), recorded=recorded
         )
-        if output_file:
+        if output_file and output_file != "-":  # -: stdout, as verify, replay and import read - from stdin
             text = encode_bundle(bundle).decode("utf-8")
             write_whole(output_file, lambda f: f.write(text), "write the bundle to")
             st.output.emit(
