@@ -14,7 +14,8 @@ events, through the store's bulk path. Events are built directly (not through
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 
 from recall_engine.instants import NS, parse_instant
 from recall_engine.records import Event, make_event
@@ -214,23 +215,18 @@ def _value(rng: random.Random, p: str, d: Definition, k: int):
     return f"{p.replace('_', ' ')} {rng.randint(1, 40)}"
 
 
-def _append(store, events, progress: Callable[[int], None] | None) -> int:
+def _append(store, events: Iterable[Event], progress: Callable[[int], None] | None) -> int:
+    """Every event in one transaction: an interrupted or failed seeding leaves the
+    collection empty, so `demo` can simply be run again (a half-grown demo would read
+    as seeded and never grow)."""
     bulk = getattr(store, "append_many", None)
     if bulk is not None:
-        return bulk(events, progress=(lambda read, written: progress(read)) if progress else None)
-    batch: list[Event] = []
-    total = 0
-    for e in events:
-        batch.append(e)
-        if len(batch) >= 5000:
-            store.append(batch)
-            total += len(batch)
-            batch = []
-            if progress:
-                progress(total)
-    if batch:
-        store.append(batch)
-    return total
+        return bulk(events, progress=(lambda read, written: progress(read)) if progress else None, atomic=True)
+    batch = list(events)
+    store.append(batch)
+    if progress:
+        progress(len(batch))
+    return len(batch)
 
 
 def is_seeded(store) -> bool:
@@ -252,12 +248,13 @@ def build_demo(
     store = backend.store(collection)
     reg = registry_events(["coding", "personal-assistant"], operator)
     base = [*reg, *storylines()]
-    store.append(base)
     total = len(base)
     if events and events > total:
         defs, _ = combine([load_starter(n) for n in ["coding", "personal-assistant"]])
-        _append(store, generated(events - total, seed, defs), progress)
+        _append(store, chain(base, generated(events - total, seed, defs)), progress)
         total = store.count()
+    else:
+        store.append(base)
     names = [collection]
     for coll, starter in OTHER_COLLECTIONS.items():
         if coll == collection:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from recall_engine.embed import embed
-from recall_engine.errors import NotFound, PlanError
+from recall_engine.errors import InvalidInput, NotFound, PlanError
 from recall_engine.fold import fold
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
@@ -152,7 +152,9 @@ def list_notes(
     at: int | None = None,
     limit: int | None = None,
 ) -> list[Belief]:
-    """Notes held now (not promoted, not forgotten), most recent first."""
+    """Notes held now (not promoted, not forgotten), most recent first; at most ``limit``."""
+    if limit is not None and limit < 1:  # 0 listed every note, -2 all but the last two
+        raise InvalidInput(f"--limit must be 1 or more, got {limit}")
     tl = memory.timeline()
     now = memory.now() if at is None else at
     rx = None
@@ -165,7 +167,7 @@ def list_notes(
             if rx is None or rx.search(str(b.value)):
                 out.append(b)
     out.sort(key=lambda b: (-b.observed_at, b.subject, b.event_id))
-    return out[:limit] if limit else out
+    return out if limit is None else out[:limit]
 
 
 # --- clusters ----------------------------------------------------------------------

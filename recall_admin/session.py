@@ -7,6 +7,7 @@ anything about memory: it only wires the engine together.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 from collections.abc import Callable
@@ -89,7 +90,9 @@ class Session:
         check_collection(collection)
         op = default_operator() if operator is None else check_operator(operator)
         if not create:
-            _check_store_file(store_url)
+            require_store_file(store_url)
+        elif read_only:  # a write refused below, but on a missing file: no store to refuse it from
+            require_store_file(store_url, "--read-only creates nothing; run it without --read-only to create it")
         backend = open_backend(store_url, read_only=read_only)
         try:
             store = backend.store(collection, create=create and not read_only)
@@ -128,20 +131,41 @@ def open_existing(store_url: str | None) -> Backend:
     """An existing store opened read-only, every collection of it (``verify --all``)."""
     from recall_engine.storage import open_backend
 
-    _check_store_file(store_url)
+    require_store_file(store_url)
     return open_backend(store_url, read_only=True)
 
 
-def _check_store_file(store_url: str | None) -> None:
+def missing_store_file(store_url: str | None) -> str | None:
+    """The SQLite file ``store_url`` names when it does not exist yet (None otherwise)."""
+    from recall_engine.storage.urls import parse_store_url
+
+    where = parse_store_url(store_url)
+    return where.target if where.kind == "sqlite" and not os.path.exists(where.target) else None
+
+
+def remove_if_empty(session: Session, path: str) -> None:
+    """Close ``session`` and delete the store file ``path`` it created, with its journal
+    files, when no collection of it holds an event: nothing was written there."""
+    try:
+        empty = all(events == 0 for _, events in session.backend.collections())
+    finally:
+        session.close()
+    if empty:
+        for name in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(name)
+
+
+def require_store_file(
+    store_url: str | None,
+    what_to_do: str = "nothing to read; `recall-admin init` (or demo, remember, import) creates it",
+) -> None:
     """A read of a SQLite store file that does not exist is refused before SQLite creates it."""
     from recall_engine.storage.urls import parse_store_url
 
     where = parse_store_url(store_url)
     if where.kind == "sqlite" and not os.path.exists(where.target):
-        raise NotFound(
-            f"no store at {display_url(store_url or where.target)} (no such file): nothing to read; "
-            "`recall-admin init` (or demo, remember, import) creates it"
-        )
+        raise NotFound(f"no store at {display_url(store_url or where.target)} (no such file): {what_to_do}")
 
 
 def env_default(name: str, default: str | None = None) -> str | None:

@@ -6,10 +6,11 @@ fields (docs/cli-contract.md); none of them decides what is believed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from recall_engine.errors import InvalidInput
+from recall_engine.errors import InvalidInput, UnknownPredicate
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory, RememberResult
 from recall_engine.records import REGISTRY_SUBJECT, Belief
@@ -34,6 +35,22 @@ def _valid_at(memory: Memory, as_of: int | None, known_at: int | None) -> int:
     return as_of if as_of is not None else known_at if known_at is not None else memory.now()
 
 
+@contextmanager
+def _registered_then(memory: Memory, predicate: str | None, known_at: int | None) -> Iterator[None]:
+    """A predicate known now but not yet declared at ``known_at`` is refused by a read known
+    then, as it was; the message says so (it listed the registry of then, which did not
+    hold a name ``registry list`` shows)."""
+    try:
+        yield
+    except UnknownPredicate:
+        if known_at is None or not predicate or not memory.timeline().knows(predicate):
+            raise
+        raise UnknownPredicate(
+            f"predicate {predicate!r} was not yet in the registry known at {format_rfc3339(known_at)}, "
+            f"so a read then refused it; `registry log --name {predicate}` shows when it was recorded"
+        ) from None
+
+
 def _known(out: dict[str, Any], **instants: int | None) -> dict[str, Any]:
     """``out`` with the known-at instants a read was given (left out when not given)."""
     out.update({k: format_rfc3339(t) for k, t in instants.items() if t is not None})
@@ -51,7 +68,8 @@ def recall_view(
     as known at ``known_at`` (default: the whole log)."""
     at = _valid_at(memory, as_of, known_at)
     if predicate:
-        beliefs = memory.read_pair(subject, predicate, at, known_at=known_at)
+        with _registered_then(memory, predicate, known_at):
+            beliefs = memory.read_pair(subject, predicate, at, known_at=known_at)
     else:
         beliefs = memory.profile(subject, at, known_at=known_at)
     return _known({"as_of": format_rfc3339(at), "beliefs": beliefs_json(beliefs)}, known_at=known_at)
@@ -63,7 +81,8 @@ def history_view(memory: Memory, subject: str, predicate: str, known_at: int | N
     and ``believed_then``: what a read at that instant answered."""
     from recall_engine.history import answer_at  # not loaded by the other views (docs/benchmarks.md, "Start-up")
 
-    s, p, steps = memory.history(subject, predicate, known_at=known_at)
+    with _registered_then(memory, predicate, known_at):
+        s, p, steps = memory.history(subject, predicate, known_at=known_at)
     out = {
         "subject": s,
         "predicate": p,
@@ -105,7 +124,8 @@ def explain_view(
     the rules and reasons that decided it then, and ``since``: today's answer for the
     same valid instant and the statements and registry records recorded after
     ``known_at`` that make it differ (docs/history-diff-explain.md)."""
-    x = memory.explain(subject, predicate, as_of, known_at=known_at)
+    with _registered_then(memory, predicate, known_at):
+        x = memory.explain(subject, predicate, as_of, known_at=known_at)
     out: dict[str, Any] = {
         "subject": x.subject,
         "predicate": x.predicate,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_engine import matching
-from recall_engine.errors import NotFound, PlanError
+from recall_engine.errors import InvalidInput, NotFound, PlanError
 from recall_engine.instants import format_rfc3339
 from recall_engine.memory import Memory
 from recall_engine.records import Event
@@ -300,10 +300,24 @@ def merge_direction(memory: Memory, names: Sequence[str]) -> tuple[str, str]:
     return direction(names, _facts(memory.timeline(), memory.store.predicate_counts()))
 
 
+def effective_threshold(memory: Memory, threshold: float | None = None) -> float:
+    """The similarity suggestions are found at: ``threshold`` (from 0 to 1), else the
+    engine's matching threshold. A negative one turns matching on write off; review still
+    looks for near-duplicates, at the vocabulary's default as `registry lint` does (at -1
+    every pair of names was one cluster)."""
+    if threshold is None:
+        thr = memory.match_threshold
+        return thr if thr >= 0 else matching.DEFAULT_THRESHOLD
+    if not 0 <= threshold <= 1:  # NaN too
+        raise InvalidInput(f"--threshold takes a similarity from 0 to 1, got {threshold:g}")
+    return threshold
+
+
 def suggest(memory: Memory, threshold: float | None = None, *, include_never: bool = False) -> list[Cluster]:
     """Clusters of near-duplicate predicates, each with its suggested merge, best first."""
     tl = memory.timeline()
-    thr = memory.match_threshold if threshold is None else threshold
+    default = effective_threshold(memory)
+    thr = effective_threshold(memory, threshold)
     defs = {n: d for n, d in tl.predicates().items() if n != NOTE}
     banned = set() if include_never else never_pairs(memory)
     edges = matching.near_duplicates(defs, thr, skip=banned)
@@ -332,7 +346,7 @@ def suggest(memory: Memory, threshold: float | None = None, *, include_never: bo
         pairs = by_root[root]
         into, why = direction(names, facts)
         cards = {defs[n].cardinality for n in names}
-        at = None if threshold is None or threshold == memory.match_threshold else threshold
+        at = None if thr == default else thr
         out.append(Cluster(cluster_id(names), names, pairs, into, why, len(cards) > 1, at))
     out.sort(key=lambda c: (-c.score, c.names))
     return out

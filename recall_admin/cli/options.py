@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from ..defaults import DEFAULT_COLLECTION
 from .output import Output
@@ -42,6 +43,7 @@ class State:
     match_threshold: float | None = None
     output: Output = field(default_factory=Output)
     _session: Session | None = None
+    _new_file: str | None = None  # the SQLite file this invocation's session created
 
     @property
     def json_mode(self) -> bool:
@@ -52,8 +54,9 @@ class State:
         (init, demo, remember, registry load --apply, the imports): every other command
         on a missing store file or collection is ``not_found`` and writes nothing."""
         if self._session is None:
-            from ..session import Session
+            from ..session import Session, missing_store_file
 
+            self._new_file = missing_store_file(self.store_url) if create else None
             self._session = Session.open(
                 self.store_url,
                 self.collection,
@@ -64,10 +67,30 @@ class State:
             )
         return self._session
 
-    def close(self) -> None:
+    def close(self, *, failed: bool = False) -> None:
+        """Close the session. A command that failed (or was interrupted) after creating the
+        store file leaves no file behind when nothing was written to it: a refused
+        `remember` on a fresh install would else leave an empty store, which every read
+        then answers from instead of saying there is no store."""
         if self._session is not None:
+            from ..session import remove_if_empty
+
             s, self._session = self._session, None
-            s.close()
+            if failed and self._new_file is not None:
+                remove_if_empty(s, self._new_file)
+            else:
+                s.close()
+
+
+class CommandGroup(TyperGroup):
+    """A command of subcommands (`registry`, `conflicts`, ...). Given none, a person gets
+    its help; under --json the usage error envelope, raised before Click draws that help
+    (it draws it on stdout while building its own error, ahead of the envelope)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not args and not ctx.resilient_parsing and state(ctx).json_mode:
+            ctx.fail(f"Missing command: one of {', '.join(self.list_commands(ctx))}.")
+        return super().parse_args(ctx, args)
 
 
 def state(ctx: typer.Context) -> State:
@@ -163,6 +186,8 @@ def run_plan(
     The JSON ``data`` is ``Preview.to_json()``; with --apply it also holds ``applied``,
     ``events`` and ``position``, as ``apply PLAN_FILE`` returns them.
     """
+    from recall_engine.errors import InvalidInput
+
     from .. import governance
     from ..inputs import instant
     from ..plans import write_plan
@@ -171,6 +196,8 @@ def run_plan(
 
     st = state(ctx)
     when = instant(as_of, "--as-of")
+    if plan_out is not None and str(plan_out) == "-":  # a file named "-" was written
+        raise InvalidInput("--plan-out takes a file name, not - (stdout holds the preview); `apply FILE` reads it back")
     s = st.session(create=apply and getattr(build, "creates", False))
     stager = governance.Stager(s.memory, s.collection, s.operator)
     plan = build(stager)

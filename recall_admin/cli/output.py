@@ -36,6 +36,11 @@ def _console(stderr: bool) -> Console:
     return con
 
 
+def err_console() -> Console:
+    """A console on stderr, for the talk a renderer adds beside its answer (``render.hint``)."""
+    return _console(stderr=True)
+
+
 class Output:
     """Where a command's answer and messages go, in the mode the operator chose."""
 

@@ -74,6 +74,24 @@ def _check_utf8(argv: list[str]) -> None:
             raise InvalidInput(f"the argument '{shown[:80]}' is not valid UTF-8; nothing was done") from None
 
 
+# the global options' environment variables: a blank one is not given, as a blank RECALL_STORE
+# always was (a blank RECALL_COLLECTION was a bad name, a blank threshold a usage error)
+OPTION_VARIABLES = ("RECALL_STORE", "RECALL_COLLECTION", "RECALL_OPERATOR", "RECALL_MATCH_THRESHOLD")
+
+
+def _drop_unusable_environment() -> None:
+    """Variables that give nothing are taken as not given. ``COLUMNS=0``: Rich (and Typer's
+    help) laid the output out in no columns and printed nothing at all, exit 0."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) < 1:
+        del os.environ["COLUMNS"]
+    for name in OPTION_VARIABLES:
+        if name in os.environ and not os.environ[name].strip():
+            del os.environ[name]
+
+
 class RecallGroup(TyperGroup):
     """The root command: runs Typer without its own exit handling and translates every
     outcome into an exit code and, in --json mode, exactly one JSON document."""
@@ -90,6 +108,7 @@ class RecallGroup(TyperGroup):
         from .coercion import lighten
 
         lighten(self)  # the global options
+        _drop_unusable_environment()
         argv, json_mode = _hoist_json(list(sys.argv[1:] if args is None else args))
         state = State(output=Output(json_mode=json_mode))
         extra.setdefault("obj", state)
@@ -129,13 +148,18 @@ class RecallGroup(TyperGroup):
             state.output.error(c, message)
         finally:
             with contextlib.suppress(Exception):  # closing must not hide the command's own outcome
-                state.close()
+                state.close(failed=code not in (EXIT_OK, 2))  # 2: a plan that changes answers, or a usage error
         if standalone_mode:
             sys.exit(code)
         return code
 
 
 def _show_usage_error(e: Any) -> None:
+    # Click escapes C0 controls in the arguments it quotes, not the bidirectional overrides
+    # (they reorder the line shown); each line through ``visible``, the line breaks kept
+    from ..display import visible
+
+    e.message = "\n".join(visible(part) for part in e.message.split("\n"))
     try:
         rich_utils().rich_format_error(e)
     except Exception:  # noqa: BLE001
@@ -313,6 +337,11 @@ def root(
     ] = None,
 ) -> None:
     state_ = state(ctx)
+    if match_threshold is not None and not match_threshold <= 1:  # NaN too
+        raise InvalidInput(
+            f"--match-threshold (RECALL_MATCH_THRESHOLD) must be at most 1 (a negative one turns matching off), "
+            f"got {match_threshold:g}"
+        )
     state_.match_threshold = match_threshold
     state_.store_url = store if store and store.strip() else None
     state_.collection = collection

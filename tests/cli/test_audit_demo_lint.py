@@ -50,6 +50,23 @@ def test_demo_grows_to_the_events_asked(cli):
     assert cli.ok("--collection", "big", "collections")["collections"]
 
 
+def test_an_interrupted_demo_writes_nothing_and_can_be_run_again(cli):
+    # Ctrl-C while `demo --events N` grows the collection: a half-grown demo would read
+    # as seeded (its storylines are there) and `demo` would never grow it again
+    from recall_admin.demo import build_demo, is_seeded
+    from recall_engine.storage import open_backend
+
+    def interrupt(read: int) -> None:
+        raise KeyboardInterrupt
+
+    with open_backend(cli.url) as backend:
+        with pytest.raises(KeyboardInterrupt):
+            build_demo(backend, "big", events=12000, progress=interrupt)
+        store = backend.store("big")
+        assert store.count() == 0 and not is_seeded(store)
+    assert cli.ok("--collection", "big", "demo", "--events", "12000")["events"] >= 12000
+
+
 def test_audit_round_trip_replay_equals_live_and_import_twice_adds_nothing(cli, demo, tmp_path):
     bundle = tmp_path / "user.json"
     exported = cli.ok("audit", "export", "--subject", "user", "--as-of", "2026-11-01", "-o", str(bundle))

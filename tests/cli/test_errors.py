@@ -135,10 +135,92 @@ def test_read_only_store_refuses_a_write(coding):
 def test_read_only_missing_store_or_collection(cli, tmp_path):
     err = cli.fail("--read-only", "recall", "user", store=f"sqlite:///{tmp_path / 'none.db'}")
     assert err["code"] == "not_found" and "nothing to read" in err["message"]
+    # a write under --read-only on a missing file was a storage_error ("nothing to open
+    # read-only"): not_found like a read, saying what to do
+    for args in (("remember", "user", "likes", "tea"), ("init",), ("import", "-")):
+        err = cli.fail("--read-only", *args, store=f"sqlite:///{tmp_path / 'none.db'}", input="")
+        assert err == {
+            "code": "not_found",
+            "message": f"no store at sqlite:///{tmp_path / 'none.db'} (no such file): "
+            "--read-only creates nothing; run it without --read-only to create it",
+        }
+    assert not (tmp_path / "none.db").exists()
     cli.ok("init")
     err = cli.fail("--read-only", "--collection", "other", "recall", "user")
     assert err["code"] == "not_found"
     assert "no collection 'other'" in err["message"]
+
+
+def test_key_list_and_revoke_on_a_missing_store_are_not_found_and_make_no_file(cli, tmp_path):
+    # `key revoke` opened the store for writing first: a typo'd --store left an empty file
+    missing = tmp_path / "none.db"
+    for args in (("key", "list"), ("key", "revoke", "0123456789ab")):
+        err = cli.fail(*args, store=f"sqlite:///{missing}")
+        assert err["code"] == "not_found"
+        assert err["message"].startswith(f"no store at sqlite:///{missing} (no such file): nothing to read")
+        assert not missing.exists()
+
+
+def test_tui_without_a_terminal_or_with_json_is_refused_before_it_starts(coding, monkeypatch):
+    # it started the console anyway: escape sequences into the pipe, then a wait for keys
+    # that never came (a script's `recall-admin --json tui` hung)
+    import recall_tui.app
+
+    monkeypatch.setattr(recall_tui.app, "main", lambda **kw: pytest.fail("the console started"))
+    err = coding.fail("tui")
+    assert err == {
+        "code": "invalid_input",
+        "message": "tui is the interactive console and writes no JSON; run it without --json",
+    }
+    r = coding.run("tui", json_mode=False)
+    assert r.exit_code == 1 and r.stdout == ""
+    assert r.stderr == (
+        "error: tui needs a terminal: standard input and output are not one "
+        "(run it in a terminal, without pipes or redirection)\n"
+    )
+
+
+def test_serve_on_an_address_it_cannot_listen_on_is_refused_with_the_envelope(cli, tmp_path):
+    # uvicorn logged the failure (a traceback, for a port out of range) and ended the
+    # process with status 3: no envelope, an exit code no page documents
+    import socket
+
+    missing = tmp_path / "none.db"
+    err = cli.fail("serve", "--port", "99999", store=f"sqlite:///{missing}")
+    assert err == {"code": "invalid_input", "message": "--port takes 1 to 65535, got 99999"}
+    assert not missing.exists()  # refused before the store was opened
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        err = cli.fail("serve", "--port", str(port))
+    assert err["code"] == "invalid_input"
+    assert err["message"].startswith(f"cannot listen on 127.0.0.1:{port}: ")
+    assert err["message"].endswith("; choose another --host or --port")
+
+
+def test_key_create_on_a_read_only_store_is_refused_before_anything_is_written(coding):
+    # it declared the namespace's registry through a session that ignored --read-only,
+    # then failed with "internal error: AssertionError" where the key was to be written
+    err = coding.fail("--read-only", "key", "create", "--namespace", "team:a", "--registry", "coding")
+    assert err == {
+        "code": "read_only",
+        "message": "the store is open read-only; writes are refused (open it without --read-only to write)",
+    }
+    assert [c["name"] for c in coding.ok("collections")["collections"]] == ["memories"]
+    assert coding.ok("key", "list")["keys"] == []
+
+
+def test_a_key_expiring_past_what_an_instant_can_say_is_refused_and_not_written(coding):
+    # `--expires 99999999d` stored the key, then failed to print its expiry: internal
+    # error, and every later `key list` failed the same way
+    err = coding.fail("key", "create", "--namespace", "team:a", "--expires", "99999999d")
+    assert err == {
+        "code": "invalid_input",
+        "message": "--expires is at most 36500d (100 years); for a key that never expires give never; got '99999999d'",
+    }
+    assert coding.ok("key", "list")["keys"] == []
+    assert coding.ok("key", "create", "--namespace", "team:a", "--expires", "36500d")["expires"].startswith("21")
 
 
 # --- registry files -------------------------------------------------------------------------------
@@ -190,7 +272,7 @@ def test_import_a_bad_line_names_it_and_writes_nothing(coding, tmp_path):
     assert err["code"] == "invalid_event"
     assert err["message"].startswith("line 4: ")
     assert "invalid confidence" in err["message"]
-    assert coding.ok("collections", store=other)["collections"][0]["events"] == 0
+    assert coding.fail("collections", store=other)["code"] == "not_found"  # not even an empty store file
 
     path.write_text(json.dumps(good[0]) + "\n{not json\n", encoding="utf-8")
     err = coding.fail("import", str(path), store=other)
@@ -227,6 +309,26 @@ def test_usage_errors_exit_1_with_the_envelope_in_json_mode(coding):
     assert r.exit_code == 1 and json.loads(r.stdout)["error"]["code"] == "usage_error"
 
 
+@pytest.mark.parametrize(
+    ("group", "commands"),
+    [
+        ("registry", "list, show, log, load, lint"),
+        ("conflicts", "list, confirm, exclude, dismiss, undismiss"),
+        ("vocab", "list, suggest, merge, never, split"),
+        ("notes", "list, clusters, promote"),
+        ("audit", "export, verify, replay, import"),
+        ("key", "create, list, revoke"),
+    ],
+)
+def test_a_group_without_its_command_answers_with_the_envelope_in_json_mode(coding, group, commands):
+    # Click draws the group's help on stdout while it builds its "no arguments" error:
+    # a script got a help page where its one JSON document should be
+    err = coding.fail(group)
+    assert err == {"code": "usage_error", "message": f"Missing command: one of {commands}."}
+    r = coding.run(group, json_mode=False)  # a person still gets the help
+    assert r.exit_code == 2 and f"recall-admin {group} [OPTIONS] COMMAND" in r.stdout
+
+
 def test_json_is_accepted_after_the_subcommand(coding):
     coding.ok("remember", "user", "prefers_editor", "vim", "--at", "2026-09-01")
     r = coding.run("recall", "user", "prefers_editor", "--json", json_mode=False)
@@ -242,6 +344,13 @@ def test_usage_errors_in_human_mode_go_to_stderr(coding):
     assert r.exit_code == 2
     assert r.stdout == ""
     assert "No such option" in r.stderr
+
+
+def test_usage_errors_in_human_mode_escape_bidirectional_overrides(coding):
+    # Click escapes the C0 controls of an argument it quotes, not a right-to-left override
+    r = coding.run("recall", "user", "likes", "x\u202ey", json_mode=False)
+    assert r.exit_code == 2
+    assert "\u202e" not in r.stderr and "(x\\u202ey)" in r.stderr
 
 
 def test_errors_in_human_mode_go_to_stderr(coding):
@@ -273,3 +382,24 @@ def test_keyboard_interrupt_exits_130_quietly(coding, monkeypatch):
     r = coding.run("recall", "user", json_mode=False)
     assert r.exit_code == 130
     assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_a_refused_write_on_a_fresh_install_leaves_no_store_file(cli, tmp_path):
+    # the refused command had created the store file (and its collection): every read then
+    # answered from an empty store instead of saying there is none
+    fresh = tmp_path / "fresh.db"
+    url = f"sqlite:///{fresh}"
+    refused = [
+        ("remember", "user", "prefers_editor", "vim"),  # no registry yet
+        ("import", str(tmp_path / "missing.jsonl")),
+        ("init", "--registry", "cooking"),
+        ("demo", "--events", "-1"),
+        ("audit", "import", str(tmp_path / "missing.json")),
+    ]
+    for args in refused:
+        cli.fail(*args, store=url)
+        assert not fresh.exists(), args
+    assert cli.fail("recall", "user", store=url)["code"] == "not_found"
+    cli.ok("remember", "user", "note", "hello", store=url)
+    cli.fail("remember", "user", "prefers_editor", "vim", store=url)
+    assert fresh.exists()  # a store that was there before the refusal stays

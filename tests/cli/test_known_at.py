@@ -122,3 +122,19 @@ def test_audit_export_recorded_then_replay_known_at(coding: Cli, tmp_path):
     coding.ok("audit", "export", "--subject", "user", "--as-of", "2026-09-01", "-o", plain)
     e = coding.fail("audit", "replay", plain, "--known-at", known["vim"])
     assert "the bundle carries no recorded instants" in e["message"]
+
+
+def test_a_predicate_declared_after_the_known_at_instant_is_refused_saying_so(cli):
+    # the refusal listed the registry of then ("registered predicates are: note") for a
+    # name `registry list` shows now, and said nothing of the instant
+    cli.ok("init", "--registry", "coding")
+    cli.ok("remember", "user", "prefers_editor", "vim", "--at", "2026-09-01")
+    for command in ("recall", "history", "explain"):
+        err = cli.fail(command, "user", "prefers_editor", "--known-at", "2001-01-01")
+        assert err == {
+            "code": "unknown_predicate",
+            "message": "predicate 'prefers_editor' was not yet in the registry known at 2001-01-01T00:00:00Z, "
+            "so a read then refused it; `registry log --name prefers_editor` shows when it was recorded",
+        }
+    err = cli.fail("recall", "user", "nosuch", "--known-at", "2001-01-01")
+    assert err["code"] == "unknown_predicate" and "registered predicates are" in err["message"]

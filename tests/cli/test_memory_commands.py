@@ -479,7 +479,9 @@ def test_match_threshold_decides_whether_a_new_name_is_filed_under_an_existing_o
     own = cli.ok("--match-threshold", "-1", "remember", "u1", "editor of choice", "zed")["stored"]
     assert own["predicate"] == "editor_of_choice"
     err = cli.fail("--match-threshold", "1.5", "remember", "u1", "x", "y")
-    assert err["message"] == "match threshold must be at most 1"
+    assert err["message"] == (
+        "--match-threshold (RECALL_MATCH_THRESHOLD) must be at most 1 (a negative one turns matching off), got 1.5"
+    )
 
 
 def test_import_statements_answers_as_remember_one_at_a_time(coding, tmp_path):
@@ -520,3 +522,18 @@ def test_import_statements_names_the_bad_line_and_writes_nothing(coding, tmp_pat
     err = coding.fail("import", "--statements", str(path))
     assert err["code"] == "unknown_predicate" and err["message"].startswith("line 2: predicate 'no_such_thing'")
     assert coding.ok("collections")["collections"][0]["events"] == before
+
+
+def test_remember_says_when_cardinality_and_description_were_not_used(coding):
+    # they shape only a predicate the write defines: on a registered one they were
+    # dropped without a word, and an over-long description was refused naming a
+    # registry event the user never saw
+    r = coding.run("remember", "user", "prefers_editor", "vim", "--cardinality", "multi", json_mode=False)
+    assert r.exit_code == 0
+    assert (
+        "--cardinality and --description were not used: this write defined no predicate ('prefers_editor' is "
+        "registered, or was read as a registered name); `redefine` changes a predicate's rules"
+    ) in " ".join(r.stderr.split())
+    assert coding.ok("registry", "show", "prefers_editor")["cardinality"] == "single"
+    err = coding.fail("remember", "user", "prefers_editor", "vim", "--description", "x" * 1025)
+    assert err == {"code": "invalid_input", "message": "--description must be UTF-8 of at most 1024 bytes, got 1025"}

@@ -458,3 +458,25 @@ def test_registry_log_filters_and_shows_reason_and_applier(coding: Cli, tmp_path
     assert "reason: clearer" in human.stdout and "applied by cy" in human.stdout
     err = coding.fail("registry", "log", "--op", "rename")
     assert err["code"] == "invalid_input" and "--op must be one of" in err["message"]
+
+
+def test_out_of_range_thresholds_and_limits_are_refused(demo: Cli):
+    # `vocab suggest --threshold -1` (or `--match-threshold -1`, matching turned off) made
+    # every predicate one cluster; `notes list --limit -2` listed all but the last two
+    for args in (
+        ("suggest", "--threshold", "-1"),
+        ("suggest", "--threshold", "2"),
+        ("never", "v-7246e8996551", "--threshold", "nan"),
+    ):
+        err = demo.fail("vocab", *args)
+        assert err == {
+            "code": "invalid_input",
+            "message": f"--threshold takes a similarity from 0 to 1, got {args[-1]}",
+        }
+    off = demo.ok("--match-threshold", "-1", "vocab", "suggest")
+    assert off["threshold"] == 0.7  # the vocabulary's default: lint finds near-duplicates there too
+    assert off["clusters"] == demo.ok("vocab", "suggest")["clusters"]
+    for limit in ("0", "-2"):
+        err = demo.fail("notes", "list", "--limit", limit)
+        assert err == {"code": "invalid_input", "message": f"--limit must be 1 or more, got {limit}"}
+    assert len(demo.ok("notes", "list", "--limit", "2")["notes"]) == 2

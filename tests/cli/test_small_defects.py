@@ -135,3 +135,68 @@ def test_tables_at_80_columns_never_split_a_token(demo: Cli, args):
     whole = set(BOX.split(wide.stdout))
     split = [t for t in BOX.split(narrow.stdout) if t not in whole]
     assert split == [], narrow.stdout
+
+
+def test_vocab_never_shows_its_optional_argument_in_one_pair_of_brackets(cli: Cli):
+    # the metavar carried its own brackets and Click added a second pair: "[[OTHER]]"
+    r = cli.run("vocab", "never", "--help", json_mode=False, env={"COLUMNS": "120"})
+    assert r.exit_code == 0
+    assert "vocab never [OPTIONS] {ID_OR_NAME} [OTHER]" in r.stdout
+    assert "[[OTHER]]" not in r.stdout
+
+
+def test_advice_beside_an_answer_goes_to_stderr(cli: Cli):
+    # `KEY=$(recall-admin key create ...)` held the key and a line of advice; `> file` kept
+    # "Decide with: ..." and the like as if they were data
+    r = cli.run("key", "create", "--namespace", "team:a", json_mode=False)
+    assert r.exit_code == 0
+    assert re.fullmatch(r"rcl_[0-9a-f]{12}_\S+\n", r.stdout)
+    assert "The key is shown once: keep it now." in r.stderr
+    for args, advice in [
+        (("demo",), "Try: recall-admin recall user"),
+        (("conflicts", "list"), "Decide with: conflicts confirm ID --keep PREDICATE"),
+        (("vocab", "suggest"), "Not the same thing? vocab never ID keeps a pair from coming back."),
+    ]:
+        r = cli.run(*args, json_mode=False)
+        assert r.exit_code == 0, (args, r.stderr)
+        assert r.stdout.strip() and advice not in r.stdout, args
+        assert advice in r.stderr, args
+
+
+def test_columns_zero_is_taken_as_no_width_given(editors: Cli):
+    # COLUMNS=0 laid every table and help out in no columns: nothing printed, exit 0
+    r = editors.run("recall", "user", "prefers_editor", json_mode=False, env={"COLUMNS": "0"})
+    assert r.exit_code == 0 and "zed" in r.stdout and "replaced emacs" in r.stdout
+    r = editors.run("vocab", "--help", json_mode=False, env={"COLUMNS": "0"})
+    assert r.exit_code == 0 and "recall-admin vocab [OPTIONS] COMMAND" in r.stdout
+
+
+def test_blank_option_variables_are_not_given_and_a_bad_threshold_names_its_option(editors: Cli):
+    # a blank RECALL_STORE always meant "not given"; a blank RECALL_COLLECTION was a bad
+    # collection name and a blank RECALL_MATCH_THRESHOLD a usage error
+    blank = {"RECALL_COLLECTION": "  ", "RECALL_MATCH_THRESHOLD": " ", "RECALL_OPERATOR": "\t"}
+    data = editors.ok("recall", "user", "prefers_editor", env=blank)
+    assert [b["value"] for b in data["beliefs"]] == ["zed"]
+    for given in (("--match-threshold", "2"), ("--match-threshold", "nan")):
+        err = editors.fail(*given, "recall", "user")
+        assert err == {
+            "code": "invalid_input",
+            "message": "--match-threshold (RECALL_MATCH_THRESHOLD) must be at most 1 (a negative one turns "
+            f"matching off), got {given[1]}",
+        }
+
+
+def test_dash_as_an_output_file_is_stdout_and_no_file_named_dash_is_written(editors: Cli, tmp_path, monkeypatch):
+    # `-o -` wrote a file named "-" in the working folder, while `import -` and `audit verify -`
+    # read standard input
+    monkeypatch.chdir(tmp_path)
+    r = editors.run("export", "-o", "-", "--subject", "user", json_mode=False)
+    assert r.exit_code == 0 and json.loads(r.stdout.splitlines()[0])["subject"] == "user"
+    r = editors.run("audit", "export", "--subject", "user", "-o", "-", json_mode=False)
+    assert r.exit_code == 0 and json.loads(r.stdout)["scope"]["subject"] == "user"
+    err = editors.fail("redefine", "prefers_editor", "--cardinality", "multi", "--plan-out", "-")
+    assert err == {
+        "code": "invalid_input",
+        "message": "--plan-out takes a file name, not - (stdout holds the preview); `apply FILE` reads it back",
+    }
+    assert not (tmp_path / "-").exists()

@@ -108,6 +108,21 @@ def test_export_to_stdout_escapes_c1(shells):
     assert r.exit_code == 0 and "\u009b" not in r.stdout and "\\u009b" in r.stdout
 
 
+BIDI = "abc\u202edcba\u2066x\u200f"  # right-to-left override, isolate, mark
+
+
+def test_json_and_export_escape_bidirectional_controls_and_keep_the_data(coding):
+    # a --json answer or an export read on a terminal showed the text reordered
+    coding.ok("remember", "dana", "prefers_editor", BIDI, "--at", "2026-09-01")
+    for args, json_mode in ((("recall", "dana"), True), (("export", "--subject", "dana"), False)):
+        r = coding.run(*args, json_mode=json_mode)
+        assert r.exit_code == 0
+        assert not {"\u202e", "\u2066", "\u200f"} & set(r.stdout)
+        assert "\\u202e" in r.stdout and "\\u2066" in r.stdout and "\\u200f" in r.stdout
+    values = {b["value"] for b in json.loads(coding.run("recall", "dana").stdout)["data"]["beliefs"]}
+    assert values == {BIDI}  # decoding gives the value back unchanged
+
+
 def test_demo_queues_render_without_raw_controls(cli: Cli):
     with open_backend(cli.url) as backend:
         build_demo(backend, "memories")

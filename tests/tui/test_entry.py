@@ -12,10 +12,12 @@ from typer.testing import CliRunner
 
 def test_cli_tui_command_passes_every_global_option(monkeypatch: Any, store_url: str) -> None:
     import recall_tui.app
+    import recall_tui.cli
     from recall_admin.cli import app
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(recall_tui.app, "main", lambda **kw: seen.update(kw))
+    monkeypatch.setattr(recall_tui.cli, "_is_terminal", lambda stream: True)  # CliRunner's streams are not
     result = CliRunner().invoke(
         app,
         [
@@ -61,9 +63,11 @@ def test_the_global_options_reach_the_session_the_console_opens(store_url: str) 
 
 def test_module_entry_goes_through_the_cli(monkeypatch: Any) -> None:
     import recall_tui.app
+    import recall_tui.cli
 
     made: dict[str, Any] = {}
     monkeypatch.setattr(recall_tui.app, "main", lambda **kw: made.update(kw))
+    monkeypatch.setattr(recall_tui.cli, "_is_terminal", lambda stream: True)  # pytest's streams are not
     monkeypatch.setenv("RECALL_COLLECTION", "support")
     monkeypatch.setattr(sys, "argv", ["python -m recall_tui", "--store", "sqlite:///x.db", "--operator", "ops"])
     try:

@@ -11,16 +11,22 @@ from typing import Annotated, Any
 
 import typer
 
+from ..options import CommandGroup
 from ..options import state as _state
 from ..render.agents import render_key, render_keys, render_revoked
 
 
 @contextmanager
-def _backend(state: Any, *, create: bool = True) -> Iterator[Any]:
-    """The store alone (no collection opened), for keys and `serve`."""
+def _backend(state: Any, *, create: bool = True, read_only: bool = False) -> Iterator[Any]:
+    """The store alone (no collection opened), for keys and `serve`. Without ``create``, a
+    missing store is ``not_found`` and no file is made (`key list`, `key revoke`)."""
     from recall_engine.storage import open_backend
 
-    backend = open_backend(state.store_url, read_only=state.read_only or not create)
+    from ...session import require_store_file
+
+    if not create:
+        require_store_file(state.store_url)
+    backend = open_backend(state.store_url, read_only=state.read_only or read_only)
     try:
         yield backend
     finally:
@@ -104,8 +110,11 @@ def serve(
         raise InvalidInput("--max-body, --max-value and --rate must be positive")
     if not 0 <= group_window <= 1000:
         raise InvalidInput(f"--group-window takes 0 to 1000 milliseconds, got {group_window:g}")
+    if not 1 <= port <= 65535:
+        raise InvalidInput(f"--port takes 1 to 65535, got {port}")
     state = _state(ctx)
     with _backend(state) as backend, single_server_lock(backend):
+        _check_listen(host, port)
         import gc
 
         import uvicorn  # the HTTP stack loads only once this process may serve
@@ -137,6 +146,27 @@ def serve(
             agents.close()
 
 
+def _check_listen(host: str, port: int) -> None:
+    """Refuse an address the server could not listen on, as every command refuses: uvicorn
+    would log the failure and end the process with status 3 and no JSON envelope. Each
+    address the host names is bound once and let go (the server binds it again next)."""
+    import socket
+
+    from recall_engine.errors import InvalidInput
+
+    try:
+        for family, kind, proto, _, address in socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        ):
+            with socket.socket(family, kind, proto) as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind(address)
+    except OSError as e:
+        raise InvalidInput(
+            f"cannot listen on {host}:{port}: {e.strerror or e}; choose another --host or --port"
+        ) from None
+
+
 def key_create(
     ctx: typer.Context,
     namespace: Annotated[
@@ -156,6 +186,11 @@ def key_create(
     from ...agents.keys import KeyRing, collection_for, parse_duration
 
     state = _state(ctx)
+    if state.read_only:  # refused before the namespace's registry is declared, not after
+        from recall_engine.errors import ReadOnlyStore
+        from recall_engine.storage.common import READ_ONLY_MESSAGE
+
+        raise ReadOnlyStore(READ_ONLY_MESSAGE)
     expires_in = parse_duration(expires)
     collection = collection_for(namespace)
     if registry or open_vocabulary:
@@ -177,7 +212,7 @@ def key_list(ctx: typer.Context) -> None:
     from ...agents.keys import KeyRing
 
     state = _state(ctx)
-    with _backend(state, create=False) as backend:
+    with _backend(state, create=False, read_only=True) as backend:
         keys = KeyRing(backend).keys()
     state.output.emit({"keys": [k.to_json() for k in keys]}, render_keys)
 
@@ -189,7 +224,7 @@ def key_revoke(
     from ...agents.keys import KeyRing
 
     state = _state(ctx)
-    with _backend(state) as backend:
+    with _backend(state, create=False) as backend:
         k = KeyRing(backend).revoke(key_id)
     state.output.emit({"revoked": k.id}, render_revoked)
 
@@ -197,7 +232,9 @@ def key_revoke(
 def register(app: typer.Typer) -> None:
     app.command(rich_help_panel="Agents")(mcp)
     app.command(rich_help_panel="Agents")(serve)
-    key_app = typer.Typer(help="Bearer keys for `serve`: one namespace each, stored hashed.", no_args_is_help=True)
+    key_app = typer.Typer(
+        help="Bearer keys for `serve`: one namespace each, stored hashed.", no_args_is_help=True, cls=CommandGroup
+    )
     key_app.command("create")(key_create)
     key_app.command("list")(key_list)
     key_app.command("revoke")(key_revoke)

@@ -9,7 +9,7 @@ import typer
 
 from ...display import json_safe
 from ...files import write_whole
-from ..options import Subject, state
+from ..options import CommandGroup, Subject, state
 from ..render.data import render_bundle_written, render_replay, render_verify
 from ..render.memory import render_import
 
@@ -18,7 +18,9 @@ Digest = Annotated[str | None, typer.Option("--digest", metavar="D", help="The d
 
 
 def register(app: typer.Typer) -> None:
-    audit_app = typer.Typer(help="Audit bundles: export, verify and replay offline, import.", no_args_is_help=True)
+    audit_app = typer.Typer(
+        help="Audit bundles: export, verify and replay offline, import.", no_args_is_help=True, cls=CommandGroup
+    )
     app.add_typer(audit_app, name="audit", rich_help_panel="Audit")
 
     @audit_app.command("export")
@@ -30,7 +32,8 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--as-of", metavar="T", help="The bundle's instant (default now).")
         ] = None,
         output_file: Annotated[
-            str | None, typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default stdout).")
+            str | None,
+            typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default, or -: stdout)."),
         ] = None,
         recorded: Annotated[
             bool,
@@ -50,7 +53,7 @@ def register(app: typer.Typer) -> None:
         bundle = export_bundle(
             s.memory, subject=subject, predicate=predicate, as_of=instant(as_of, "--as-of"), recorded=recorded
         )
-        if output_file:
+        if output_file and output_file != "-":  # -: stdout, as verify, replay and import read - from stdin
             text = encode_bundle(bundle).decode("utf-8")
             write_whole(output_file, lambda f: f.write(text), "write the bundle to")
             st.output.emit(

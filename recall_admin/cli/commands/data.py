@@ -57,7 +57,8 @@ def register(app: typer.Typer) -> None:
     def export(
         ctx: typer.Context,
         output_file: Annotated[
-            str | None, typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default: stdout).")
+            str | None,
+            typer.Option("-o", "--output", metavar="FILE", help="Write to FILE (default, or -: stdout)."),
         ] = None,
         subject: Subject = None,
     ) -> None:
@@ -66,7 +67,7 @@ def register(app: typer.Typer) -> None:
 
         st = state(ctx)
         s = st.session()
-        if output_file:
+        if output_file and output_file != "-":  # -: stdout, as import reads - from stdin
             n = export_file(s.store, output_file, subject)
             st.output.emit({"exported": n, "file": output_file}, render_export)
         elif st.json_mode:

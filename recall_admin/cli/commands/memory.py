@@ -93,9 +93,17 @@ def register(app: typer.Typer) -> None:
         ] = "",
     ) -> None:
         """Remember one statement."""
+        from recall_engine.errors import InvalidInput
+        from recall_engine.text import LIMITS, text_problem, utf8_size
+
         from ...inputs import instant, parse_replaces, typed_value
         from ...views import remember_view
 
+        if description is not None and text_problem(description, "description"):
+            # the engine would name the registry event it built for the new predicate
+            raise InvalidInput(
+                f"--description must be UTF-8 of at most {LIMITS['description']} bytes, got {utf8_size(description)}"
+            )
         m = state(ctx).session(create=True).memory
         tl = m.timeline()
         when = instant(at, "--at")
@@ -115,7 +123,14 @@ def register(app: typer.Typer) -> None:
             cardinality=cardinality,
             description=description,
         )
-        state(ctx).output.emit(remember_view(result), render_remember)
+        data = remember_view(result)
+        if (cardinality or description) and not any(c["op"] == "define" for c in data["registry_changes"]):
+            state(ctx).output.message(
+                f"--cardinality and --description were not used: this write defined no predicate ({predicate!r} "
+                "is registered, or was read as a registered name); `redefine` changes a predicate's rules",
+                style="yellow",
+            )
+        state(ctx).output.emit(data, render_remember)
 
     @app.command(rich_help_panel="Memory")
     def forget(

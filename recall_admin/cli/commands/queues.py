@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from ..options import Build, Match, Notes, Reason, Subject, staging, state
+from ..options import Build, CommandGroup, Match, Notes, Reason, Subject, staging, state
 from ..render.queues import (
     render_conflicts,
     render_dismissed,
@@ -42,11 +42,15 @@ Threshold = Annotated[
 
 def register(app: typer.Typer) -> None:
     """Add the ``conflicts``, ``vocab`` and ``notes`` sub-apps to the root app."""
-    conflicts_app = typer.Typer(help="Review conflicts: one value held under two predicates.", no_args_is_help=True)
-    vocab_app = typer.Typer(
-        help="Review the open vocabulary: invented names and near-duplicates.", no_args_is_help=True
+    conflicts_app = typer.Typer(
+        help="Review conflicts: one value held under two predicates.", no_args_is_help=True, cls=CommandGroup
     )
-    notes_app = typer.Typer(help="Review notes: list, cluster, promote into predicates.", no_args_is_help=True)
+    vocab_app = typer.Typer(
+        help="Review the open vocabulary: invented names and near-duplicates.", no_args_is_help=True, cls=CommandGroup
+    )
+    notes_app = typer.Typer(
+        help="Review notes: list, cluster, promote into predicates.", no_args_is_help=True, cls=CommandGroup
+    )
     app.add_typer(conflicts_app, name="conflicts", rich_help_panel="Review queues")
     app.add_typer(vocab_app, name="vocab", rich_help_panel="Review queues")
     app.add_typer(notes_app, name="notes", rich_help_panel="Review queues")
@@ -145,11 +149,11 @@ def register(app: typer.Typer) -> None:
     @vocab_app.command("suggest")
     def vocab_suggest(ctx: typer.Context, threshold: Threshold = None) -> None:
         """Clusters of near-duplicate predicates, each with a suggested merge and direction."""
-        from ...vocab import suggest
+        from ...vocab import effective_threshold, suggest
 
         st = state(ctx)
         m = st.session(create=False).memory
-        thr = m.match_threshold if threshold is None else threshold
+        thr = effective_threshold(m, threshold)
         data = {"threshold": thr, "clusters": [c.to_json() for c in suggest(m, thr)]}
         st.output.emit(data, render_suggest)
 
@@ -174,7 +178,7 @@ def register(app: typer.Typer) -> None:
     def vocab_never(
         ctx: typer.Context,
         target: Annotated[str, typer.Argument(metavar="ID_OR_NAME", help="A suggestion id (v-...) or a predicate.")],
-        other: Annotated[str | None, typer.Argument(metavar="[OTHER]", help="The other predicate of the pair.")] = None,
+        other: Annotated[str | None, typer.Argument(metavar="OTHER", help="The other predicate of the pair.")] = None,
         reason: Annotated[str, typer.Option("--reason", metavar="TEXT", help="Why they differ.")] = "",
         threshold: Threshold = None,
     ) -> None:

@@ -6,12 +6,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ..options import Build, Reason, staging, state
+from ..options import Build, CommandGroup, Reason, staging, state
 from ..render.registry import render_lint, render_registry_list, render_registry_log, render_registry_show
 
 
 def register(app: typer.Typer) -> None:
-    registry_app = typer.Typer(help="Read the predicate registry and its log.", no_args_is_help=True)
+    registry_app = typer.Typer(help="Read the predicate registry and its log.", no_args_is_help=True, cls=CommandGroup)
     app.add_typer(registry_app, name="registry", rich_help_panel="Registry")
 
     @registry_app.command("list")

@@ -33,6 +33,14 @@ def txt(s: Any, style: str = "") -> Text:
     return Text("" if s is None else visible(s), style=style)
 
 
+def hint(text: str) -> None:
+    """Advice beside an answer (what to run next, what to keep): talk, so on stderr, where
+    `> file` and `$(...)` leave it out (docs/cli.md, "Output, errors and exit codes")."""
+    from ..output import err_console
+
+    err_console().print(txt(text, "dim"))
+
+
 def val(v: Any, style: str = "") -> Text:
     """A value as it reads in a table (numbers without exponent, booleans lower-case)."""
     return Text(visible(value_text(v)), style=style)

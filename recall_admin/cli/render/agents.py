@@ -6,18 +6,15 @@ from typing import Any
 
 from rich.console import Console
 
-from . import table, txt
+from . import hint, table, txt
 
 
 def render_key(con: Console, data: dict[str, Any]) -> None:
-    con.print(data["key"], markup=False, highlight=False)
-    con.print(
-        txt(
-            f"id {data['id']}, namespace {data['namespace']} (collection {data['collection']}), "
-            f"expires {data['expires'] or 'never'}{', read-only' if data['read_only'] else ''}. "
-            "The key is shown once: keep it now.",
-            "dim",
-        )
+    con.print(data["key"], markup=False, highlight=False)  # alone on stdout: KEY=$(recall-admin key create ...)
+    hint(
+        f"id {data['id']}, namespace {data['namespace']} (collection {data['collection']}), "
+        f"expires {data['expires'] or 'never'}{', read-only' if data['read_only'] else ''}. "
+        "The key is shown once: keep it now."
     )
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
-from . import beliefs_table, line, names, table, txt
+from . import beliefs_table, hint, line, names, table, txt
 
 
 def render_verify(con: Console, data: dict[str, Any]) -> None:
@@ -29,13 +29,7 @@ def render_demo(con: Console, data: dict[str, Any]) -> None:
     if data.get("already_seeded"):
         return  # said on stderr: nothing was added
     con.print(txt(f"Seeded {names(data['collections'])}: {data['events']:,} event(s) in {data['collections'][0]}."))
-    con.print(
-        txt(
-            "Try: recall-admin recall user · recall-admin conflicts list · recall-admin vocab suggest · "
-            "recall-admin tui",
-            "dim",
-        )
-    )
+    hint("Try: recall-admin recall user · recall-admin conflicts list · recall-admin vocab suggest · recall-admin tui")
 
 
 def summary(data: dict[str, Any]) -> str:
@@ -68,7 +62,7 @@ def render_verification(con: Console, data: dict[str, Any]) -> None:
         if not p["event_id"]:
             con.print(txt(f"- {p['reason']}", "red"))
     if data["valid"] and not data["kept"]:
-        con.print(
+        con.print(  # part of the report: which digest to keep
             txt("Keep the log digest elsewhere; `verify --digest D` later shows whether those events changed.", "dim")
         )
 

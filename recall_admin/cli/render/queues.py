@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from . import line, names, table, txt, val, values_text
+from . import hint, line, names, table, txt, val, values_text
 
 
 def render_conflicts(con: Console, data: dict[str, Any]) -> None:
@@ -42,12 +42,8 @@ def render_conflicts(con: Console, data: dict[str, Any]) -> None:
         con.print(
             txt(f"{data['dismissed']} dismissed conflict(s) " + ("marked [dismissed]." if shown else "hidden."), "dim")
         )
-    con.print(
-        txt(
-            "Decide with: conflicts confirm ID --keep PREDICATE | conflicts exclude ID | "
-            "conflicts dismiss ID --reason TEXT",
-            "dim",
-        )
+    hint(
+        "Decide with: conflicts confirm ID --keep PREDICATE | conflicts exclude ID | conflicts dismiss ID --reason TEXT"
     )
 
 
@@ -105,7 +101,7 @@ def render_suggest(con: Console, data: dict[str, Any]) -> None:
             txt(s["stage"], "dim"),
         )
     con.print(t)
-    con.print(txt("Not the same thing? vocab never ID keeps a pair from coming back.", "dim"))
+    hint("Not the same thing? vocab never ID keeps a pair from coming back.")
 
 
 def render_never(con: Console, data: dict[str, Any]) -> None:
