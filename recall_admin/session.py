@@ -7,7 +7,6 @@ anything about memory: it only wires the engine together.
 
 from __future__ import annotations
 
-import contextlib
 import getpass
 import os
 from collections.abc import Callable
@@ -133,27 +132,6 @@ def open_existing(store_url: str | None) -> Backend:
 
     require_store_file(store_url)
     return open_backend(store_url, read_only=True)
-
-
-def missing_store_file(store_url: str | None) -> str | None:
-    """The SQLite file ``store_url`` names when it does not exist yet (None otherwise)."""
-    from recall_engine.storage.urls import parse_store_url
-
-    where = parse_store_url(store_url)
-    return where.target if where.kind == "sqlite" and not os.path.exists(where.target) else None
-
-
-def remove_if_empty(session: Session, path: str) -> None:
-    """Close ``session`` and delete the store file ``path`` it created, with its journal
-    files, when no collection of it holds an event: nothing was written there."""
-    try:
-        empty = all(events == 0 for _, events in session.backend.collections())
-    finally:
-        session.close()
-    if empty:
-        for name in (path, f"{path}-wal", f"{path}-shm", f"{path}-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(name)
 
 
 def require_store_file(

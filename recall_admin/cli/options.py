@@ -43,7 +43,6 @@ class State:
     match_threshold: float | None = None
     output: Output = field(default_factory=Output)
     _session: Session | None = None
-    _new_file: str | None = None  # the SQLite file this invocation's session created
 
     @property
     def json_mode(self) -> bool:
@@ -54,9 +53,8 @@ class State:
         (init, demo, remember, registry load --apply, the imports): every other command
         on a missing store file or collection is ``not_found`` and writes nothing."""
         if self._session is None:
-            from ..session import Session, missing_store_file
+            from ..session import Session
 
-            self._new_file = missing_store_file(self.store_url) if create else None
             self._session = Session.open(
                 self.store_url,
                 self.collection,
@@ -67,19 +65,10 @@ class State:
             )
         return self._session
 
-    def close(self, *, failed: bool = False) -> None:
-        """Close the session. A command that failed (or was interrupted) after creating the
-        store file leaves no file behind when nothing was written to it: a refused
-        `remember` on a fresh install would else leave an empty store, which every read
-        then answers from instead of saying there is no store."""
+    def close(self) -> None:
         if self._session is not None:
-            from ..session import remove_if_empty
-
             s, self._session = self._session, None
-            if failed and self._new_file is not None:
-                remove_if_empty(s, self._new_file)
-            else:
-                s.close()
+            s.close()
 
 
 class CommandGroup(TyperGroup):

@@ -148,7 +148,7 @@ class RecallGroup(TyperGroup):
             state.output.error(c, message)
         finally:
             with contextlib.suppress(Exception):  # closing must not hide the command's own outcome
-                state.close(failed=code not in (EXIT_OK, 2))  # 2: a plan that changes answers, or a usage error
+                state.close()
         if standalone_mode:
             sys.exit(code)
         return code
