@@ -60,3 +60,32 @@ def test_every_view_escapes_control_characters(make_app: Any) -> None:
             assert not [c for c in ("\x1b", "\x07", "\u009b") if c in shot] and "\\x1b]0;PWNED" in shot
 
     run(scenario())
+
+
+def test_the_palette_lists_a_subject_with_its_escapes_shown(make_app: Any) -> None:
+    """The palette offers every listed subject by name; a subject is agent-written, so an OSC 52 in it
+    (write the clipboard) or a bidi override reaches the screen escaped, and choosing it opens the subject."""
+    from .test_console import palette_open
+    from .test_flows import palette_first
+
+    subject = "\x1b]52;c;chduzwq=\x07eve\u202egnp.exe"  # as stored: subjects are lower-cased
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.memory.remember(subject, "likes", "tea", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r")
+            await idle(pilot)
+            await press(pilot, "ctrl+p")
+            await wait_for(pilot, lambda: palette_open(app), what="the palette")
+            await press(pilot, *"gnp.exe")
+            shown = "Subject: \\x1b]52;c;chduzwq=\\x07eve\\u202egnp.exe"
+            await wait_for(pilot, lambda: palette_first(app).startswith("Subject: "), what="the subject's hit")
+            assert palette_first(app) == shown
+            shot = app.export_screenshot()
+            assert not [c for c in ("\x1b", "\x07", "\u202e") if c in shot]
+            await press(pilot, "enter")
+            await wait_for(pilot, lambda: app.main.subject == subject, what="the subject opened")
+
+    run(scenario())
