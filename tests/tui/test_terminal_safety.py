@@ -89,3 +89,40 @@ def test_the_palette_lists_a_subject_with_its_escapes_shown(make_app: Any) -> No
             await wait_for(pilot, lambda: app.main.subject == subject, what="the subject opened")
 
     run(scenario())
+
+
+def test_dismiss_and_undismiss_notices_show_the_subject_escaped(make_app: Any) -> None:
+    """The notice after a dismiss (and an undismiss) names the conflict's subject: agent-written, so escaped."""
+    from .test_flows import submit_form
+
+    subject = "eve\x1b]0;pwned\x07"
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.memory.remember(subject, "drinks", "tea", at=FIXED_NOW - 20)
+            app.memory.remember(subject, "orders", "tea", at=FIXED_NOW - 10)  # one value, two names
+            await press(pilot, "ctrl+r", "6")
+            view = app.main.view("conflicts")
+            await wait_for(pilot, lambda: any(c.subject == subject for c in view.items), what="the conflict")
+            table = app.main.query_one("#conflicts-table", DataTable)
+            table.move_cursor(row=next(i for i, c in enumerate(view.items) if c.subject == subject))
+            await press(pilot, "d")
+            await submit_form(pilot, reason="said twice")
+            await wait_for(pilot, lambda: not any(c.subject == subject for c in view.items), what="dismissed")
+            await press(pilot, "t")
+            await wait_for(pilot, lambda: any(c.subject == subject for c in view.items), what="listed again")
+            await idle(pilot)
+            table.move_cursor(row=next(i for i, c in enumerate(view.items) if c.subject == subject))
+            await press(pilot, "u")
+            await submit_form(pilot, reason="look again")
+            await wait_for(pilot, lambda: len(app._notifications) >= 2, what="both notices")
+            await idle(pilot)
+            notices = [str(n.message) for n in app._notifications]
+            assert any(n.startswith("Dismissed ") and "(eve\\x1b]0;pwned\\x07)" in n for n in notices), notices
+            assert any("(eve\\x1b]0;pwned\\x07) is shown again" in n for n in notices), notices
+            shot = app.export_screenshot()
+            assert not [c for c in ("\x1b", "\x07") if c in shot]
+
+    run(scenario())

@@ -266,7 +266,7 @@ class ConflictsView(Queue):
         )
 
     def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
-        self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}", markup=False)
+        self.app.notify(f"Dismissed {c.id} ({fmt.text(c.subject)}); review decision {', '.join(ids)}", markup=False)
         self.post_message(StoreChanged("dismiss"))
 
     def action_show_dismissed(self) -> None:
@@ -310,7 +310,9 @@ class ConflictsView(Queue):
         )
 
     def _undismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
-        self.app.notify(f"{c.id} ({c.subject}) is shown again; review decision {', '.join(ids)}", markup=False)
+        self.app.notify(
+            f"{c.id} ({fmt.text(c.subject)}) is shown again; review decision {', '.join(ids)}", markup=False
+        )
         self.post_message(StoreChanged("undismiss"))
 
 
