@@ -12,8 +12,13 @@ from __future__ import annotations
 import re
 
 # C0 (tab and newline included: a cell must stay one line), DEL, C1, the bidirectional
-# overrides and isolates (which reorder what is shown), and the Unicode line separators.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# marks, overrides and isolates (which reorder what is shown), the Unicode line separators,
+# and the invisible zero-width characters: "ad\u200bmin" would read as "admin", and
+# terminals disagree on the width of a sequence joined by U+200D, which shifts every cell
+# after it in a console table's row.
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u2028\u2029\ufeff]"
+)
 # JSON encoders escape C0 themselves; C1 and the separators they leave raw.
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029]")
 
