@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.widgets import DataTable
 
-from .conftest import FIXED_NOW, SIZE, idle, press, ready, run, wait_for
+from .conftest import FIXED_NOW, SIZE, idle, press, ready, run, screen_text, wait_for
 
 TITLE = "zsh\x1b]0;PWNED\x07"  # OSC 0: set the window title
 CLEAR = "x\x1b[2J\u009b31m"  # clear the screen; a one-byte C1 CSI
@@ -124,5 +124,28 @@ def test_dismiss_and_undismiss_notices_show_the_subject_escaped(make_app: Any) -
             assert any("(eve\\x1b]0;pwned\\x07) is shown again" in n for n in notices), notices
             shot = app.export_screenshot()
             assert not [c for c in ("\x1b", "\x07") if c in shot]
+
+    run(scenario())
+
+
+def test_zero_width_characters_are_shown_escaped(make_app: Any) -> None:
+    """A zero-width space makes "ad\\u200bmin" read as "admin"; a sequence joined by U+200D is drawn one
+    width by some terminals and another by Textual, which shifts the rest of the row. Both are shown escaped,
+    so the pairs table's rows stay aligned."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.memory.remember("user", "handle", "ad\u200bmin\ufeff", at=FIXED_NOW - 20)
+            app.memory.remember("user", "family", "\U0001f469\u200d\U0001f467", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r")
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: any(r.predicate == "family" for r in pairs.rows), what="the values")
+            await idle(pilot)
+            shot = app.export_screenshot()
+            assert not [c for c in ("\u200b", "\u200d", "\ufeff") if c in shot]
+            text = screen_text(app)
+            assert "ad\\u200bmin\\ufeff" in text and "\U0001f469\\u200d\U0001f467" in text
 
     run(scenario())
