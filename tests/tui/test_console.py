@@ -699,3 +699,21 @@ def test_a_merge_form_submitted_without_a_choice_stages_nothing(make_app: Any) -
             assert app.main.view("plan").entries == [] and app.errors == []
 
     run(scenario())
+
+
+def test_a_search_hit_with_a_long_subject_keeps_its_value_on_screen_at_80_columns(make_app: Any) -> None:
+    """A subject may be 256 bytes: the hits table clips it, so the value beside it is still shown at 80x24."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(pilot)
+            app.memory.remember("s" * 200, "likes", "teapot", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r", "slash", *"teapot", "enter")
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: pairs.hits, what="search hits")
+            await idle(pilot)
+            row = next(line for line in screen_text(app).splitlines() if "sssss" in line)
+            assert "teapot" in row and "s" * 23 + "…" in row
+
+    run(scenario())
