@@ -64,6 +64,13 @@ class ServiceCalls(AppNode):
         **kwargs: Any,
     ) -> Worker[Any]:
         pending = self.__dict__.setdefault("_service_pending", {})
+        if exclusive:
+            # The call supersedes the group's earlier ones: their results are dropped, so stop waiting for
+            # them now. One cancelled before its task first ran never reports a state change (Textual sets
+            # CANCELLED inside the task), and the app would count it as in flight for good.
+            for old in [w for w in pending if w.group == group]:
+                del pending[old]
+                self.app.pending.discard(old)
         worker = self.run_worker(
             partial(fn, *args, **kwargs),
             name=group,

@@ -170,3 +170,26 @@ def test_plan_preview_compares_with_what_was_answered_at_a_known_at_instant(make
             assert tray.selected.answered[("user", "lives_in")] == then
 
     run(scenario())
+
+
+def test_g_leaves_no_read_counted_in_flight(make_app: Any, corrected: int) -> None:
+    """g sets as of and known at in one key: the history is asked for twice in one tick, and the first call,
+    cancelled before its task ran, never reports. It is not counted in flight for good (the garbage
+    collector's tick waits while a read is in flight, and tests wait for none)."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await choose_pair(pilot, "user", "lives_in")
+            await press(pilot, "enter")
+            history = app.main.view("history")
+            await wait_for(pilot, lambda: history.data is not None)
+            table = app.main.query_one("#history-table")
+            table.focus()
+            await press(pilot, "g")
+            explain = app.main.view("explain")
+            await wait_for(pilot, lambda: explain.data is not None and app.known_at is not None, what="explained")
+            await wait_for(pilot, lambda: not app.pending and app.settled, timeout=30, what="no call in flight")
+
+    run(scenario())
