@@ -35,7 +35,6 @@ from recall_admin.cli.render import plan as render_plan
 from recall_admin.governance import Preview, Stager
 from recall_admin.plans import write_plan
 from recall_engine.errors import RecallError, StalePlan
-from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.values import value_key
 
@@ -560,10 +559,10 @@ class PlanTray(ServiceCalls, Vertical):
         s = self.selected
         if s is None:
             return
-        raw = event.value.strip()
         what = "as of" if event.input.id == "plan-as-of" else "known at"
+        shown = s.compare_at if what == "as of" else (s.known_at or self.app.known_at)
         try:
-            at = parse_instant(raw, what=what) if raw else None
+            at = fmt.typed_instant(event.value, what, shown)
         except RecallError as exc:
             self.app.report_error(exc)
             return
