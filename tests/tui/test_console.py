@@ -717,3 +717,28 @@ def test_a_search_hit_with_a_long_subject_keeps_its_value_on_screen_at_80_column
             assert "teapot" in row and "s" * 23 + "…" in row
 
     run(scenario())
+
+
+def test_split_in_the_vocabulary_says_where_a_merged_name_splits(make_app: Any) -> None:
+    """s on a name that was not matched automatically says where a merge by a plan is undone (the Registry's
+    split), and the palette finds the vocabulary's split by "unmerge"."""
+
+    async def scenario() -> None:
+        from recall_tui.commands import RecallCommands
+
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await press(pilot, "6", ">")
+            view = app.main.view("vocab")
+            await wait_for(pilot, lambda: view.entries, what="the inbox")
+            inbox = app.main.query_one("#inbox-table", DataTable)
+            inbox.focus()
+            inbox.move_cursor(row=next(i for i, e in enumerate(view.entries) if e.origin == "defined"))
+            await press(pilot, "s")
+            notice = str(list(app._notifications)[-1].message)
+            assert "Registry (5)" in notice and "then s" in notice
+            hits = [h async for h in RecallCommands(app.screen).search("unmerge")]
+            assert any(h.text == "Vocabulary: Stage a split of a matched name" for h in hits)
+
+    run(scenario())

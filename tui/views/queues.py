@@ -423,7 +423,11 @@ class VocabView(Queue):
     def action_split(self) -> None:
         e = _row(self.query_one("#inbox-table", DataTable), self.entries)
         if e is None or e.origin != "matched":
-            self.app.notify("Highlight a name matched automatically (origin: matched) to split it.", severity="warning")
+            self.app.notify(
+                "Highlight a name matched automatically (origin: matched) to split it. A name merged by a plan"
+                " splits from the Registry (5): highlight the predicate it was merged into, then s.",
+                severity="warning",
+            )
             return
         name = e.name
         self.post_message(StagePlan(Recipe(f"split {name}", lambda st: st.split(name), "vocab")))
