@@ -68,6 +68,14 @@ def clip(x: Any, width: int) -> str:
     return s if len(s) <= width else s[: max(0, width - 1)] + "…"
 
 
+SUBJECT_IN_TITLE = 32  # a subject may be 256 bytes: a title clips it so the predicate after it is shown
+
+
+def subject(x: Any) -> str:
+    """A subject in a view's title line, clipped (the table or detail below shows it whole)."""
+    return clip(x, SUBJECT_IN_TITLE)
+
+
 def cells(*items: Any) -> list[Any]:
     """Table cells: text is taken as it is, never as markup (a subject or a note may hold "[...]")."""
     return [Text(visible(x)) if isinstance(x, str) else x for x in items]

@@ -742,3 +742,32 @@ def test_split_in_the_vocabulary_says_where_a_merged_name_splits(make_app: Any) 
             assert any(h.text == "Vocabulary: Stage a split of a matched name" for h in hits)
 
     run(scenario())
+
+
+def test_history_and_explain_titles_clip_a_long_subject_and_keep_the_predicate(make_app: Any) -> None:
+    """A 200-character subject filled the history's and explain's title lines at 80 columns and cut off the
+    predicate: the title clips the subject, so the pair it names is still read."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(pilot)
+            subject = "s" * 200
+            app.memory.remember(subject, "likes", "teapot", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r")
+            await idle(pilot)
+            app.open_subject(subject)
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: pairs.subject == subject and pairs.rows, what="the subject's pairs")
+            await press(pilot, "enter")
+            history = app.main.view("history")
+            await wait_for(pilot, lambda: history.data is not None and history.data.subject == subject)
+            await idle(pilot)
+            assert "s" * 31 + "… · likes — 1 step(s)" in screen_text(app)
+            await press(pilot, "e")
+            explain = app.main.view("explain")
+            await wait_for(pilot, lambda: explain.data is not None, what="the explanation")
+            await idle(pilot)
+            assert "Why " + "s" * 31 + "… · likes answers" in screen_text(app)
+
+    run(scenario())
