@@ -149,3 +149,38 @@ def test_zero_width_characters_are_shown_escaped(make_app: Any) -> None:
             assert "ad\\u200bmin\\ufeff" in text and "\U0001f469\\u200d\U0001f467" in text
 
     run(scenario())
+
+
+def test_an_error_quoting_agent_text_is_shown_escaped(make_app: Any, monkeypatch: Any) -> None:
+    """A service's message may quote a value or a subject: the notice and the plan tray's panel show its
+    control characters escaped, and keep its line breaks."""
+    from recall_admin import browse
+    from recall_engine.errors import InvalidInput
+
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise InvalidInput("cannot explain 'eve\x1b]0;pwned\x07'\nsee the history")
+
+    async def scenario() -> None:
+        from recall_tui.messages import StagePlan
+        from recall_tui.staging import Recipe
+
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            monkeypatch.setattr(browse, "explain_answer", refuse)
+            await press(pilot, "3")
+            await wait_for(pilot, lambda: app.errors, what="the error")
+            assert app.errors[-1] == ("invalid input", "cannot explain 'eve\\x1b]0;pwned\\x07'\nsee the history")
+
+            def fail(_st: Any) -> Any:
+                raise RuntimeError("bad \x1b[2J")
+
+            app.main.post_message(StagePlan(Recipe("a failing plan", fail)))
+            tray = app.main.view("plan")
+            await wait_for(pilot, lambda: tray.selected is not None and tray.selected.error, what="the refusal")
+            assert tray.selected.error.endswith("RuntimeError: bad \\x1b[2J")
+            await idle(pilot)
+            shot = app.export_screenshot()
+            assert not [c for c in ("\x1b", "\x07") if c in shot] and "\\x1b[2J" in shot
+
+    run(scenario())
