@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Button, DataTable
 
 from recall_admin.plans import read_plan
@@ -769,5 +770,37 @@ def test_history_and_explain_titles_clip_a_long_subject_and_keep_the_predicate(m
             await wait_for(pilot, lambda: explain.data is not None, what="the explanation")
             await idle(pilot)
             assert "Why " + "s" * 31 + "… · likes answers" in screen_text(app)
+
+    run(scenario())
+
+
+def test_a_path_typed_with_a_tilde_is_read_from_the_home_folder(
+    make_app: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No shell reads a form's path: Save, Open and Load expand ``~`` as a shell would for the CLI (the
+    console said "plan file '~/plan.json' does not exist")."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "tiny.yaml").write_text("registry: tiny\npredicates:\n  shoe_size:\n    cardinality: single\n")
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            tray = await define(pilot, "from_home")
+            planned = tray.preview.plan.id
+            await press(pilot, "S")
+            await submit_form(pilot, path="~/plan.json")
+            await wait_for(pilot, lambda: (tmp_path / "plan.json").exists() or app.errors, what="the file")
+            assert read_plan(tmp_path / "plan.json").id == planned
+            await press(pilot, "D")
+            await wait_for(pilot, lambda: not tray.entries, what="discarded")
+            await press(pilot, "O")
+            await submit_form(pilot, path="~/plan.json")
+            await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the file's preview")
+            assert tray.preview.plan.id == planned and app.errors == []
+            await press(pilot, "D", "5", "l")
+            await submit_form(pilot, registry="~/tiny.yaml")
+            tray = await staged(pilot)
+            assert app.errors == [] and "shoe_size" in str(tray.preview.plan.to_json())
 
     run(scenario())

@@ -44,7 +44,7 @@ from ..messages import Selection, StoreChanged, TrayChanged
 from ..screens.confirm import ConfirmScreen
 from ..screens.form import Field, FormScreen
 from ..services import ServiceCalls, error_text
-from ..staging import Recipe, plan_file
+from ..staging import Recipe, plan_file, typed_path
 from ..widgets.line import Line
 from ..widgets.table import ConsoleTable
 
@@ -695,7 +695,7 @@ class PlanTray(ServiceCalls, Vertical):
 
         def done(v: dict[str, Any] | None) -> None:
             if v and v.get("path"):
-                path = v["path"]
+                path = typed_path(v["path"])
                 self.call_service(
                     write_plan,
                     plan,
