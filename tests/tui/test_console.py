@@ -804,3 +804,22 @@ def test_a_path_typed_with_a_tilde_is_read_from_the_home_folder(
             assert app.errors == [] and "shoe_size" in str(tray.preview.plan.to_json())
 
     run(scenario())
+
+
+def test_re_plan_on_a_plan_file_says_why_it_cannot(make_app: Any, tmp_path: Path) -> None:
+    """R on a plan read from a file did nothing at all: it says that such a plan is applied as written, and
+    what to do instead."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await press(pilot, "7", "O")
+            await submit_form(pilot, path=str(tmp_path / "missing.json"))
+            tray = app.main.view("plan")
+            await wait_for(pilot, lambda: tray.selected is not None and tray.selected.error, what="the refusal")
+            await press(pilot, "R")
+            notice = str(list(app._notifications)[-1].message)
+            assert "cannot be re-planned" in notice and "Discard it (D)" in notice
+
+    run(scenario())

@@ -682,7 +682,15 @@ class PlanTray(ServiceCalls, Vertical):
 
     def action_replan(self) -> None:
         s = self.selected
-        if s is None or s.busy or not s.recipe.replannable:
+        if s is None or s.busy:
+            return
+        if not s.recipe.replannable:
+            self.app.notify(
+                "A plan read from a file is applied as written or not at all: it cannot be re-planned. "
+                "Discard it (D), then open the file again (O) or stage the change afresh.",
+                severity="warning",
+                markup=False,
+            )
             return
         s.preview, s.stale = None, None
         self._run(s, rebuild=True)
