@@ -67,22 +67,30 @@ def test_known_at_reads_history_and_explain_as_a_read_then(make_app: Any, correc
     run(scenario())
 
 
+async def g_on_the_porto_step(pilot: Any) -> int:
+    """Open user · lives_in's history, highlight the backdated Porto step and press g; returns the step's
+    recorded instant."""
+    app = pilot.app
+    await choose_pair(pilot, "user", "lives_in")
+    await press(pilot, "enter")
+    history = app.main.view("history")
+    await wait_for(pilot, lambda: history.data is not None)
+    porto = next(i for i, s in enumerate(history.data.steps) if s.value == "Porto")
+    table = app.main.query_one("#history-table")
+    table.focus()
+    table.cursor_row = porto
+    recorded = history.data.steps[porto].recorded_at
+    await press(pilot, "g")
+    return recorded
+
+
 def test_g_on_a_history_step_explains_the_answer_given_then(make_app: Any, corrected: int) -> None:
     async def scenario() -> None:
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await choose_pair(pilot, "user", "lives_in")
-            await press(pilot, "enter")
-            history = app.main.view("history")
-            await wait_for(pilot, lambda: history.data is not None)
-            porto = next(i for i, s in enumerate(history.data.steps) if s.value == "Porto")
-            table = app.main.query_one("#history-table")
-            table.focus()
-            table.cursor_row = porto
-            recorded = history.data.steps[porto].recorded_at
+            recorded = await g_on_the_porto_step(pilot)
             assert recorded is not None and recorded > corrected
-            await press(pilot, "g")
             await wait_for(pilot, lambda: app.main.active == "explain", what="the explain view")
             assert (app.known_at, app.as_of) == (recorded, recorded)
             explain = app.main.view("explain")
@@ -184,16 +192,7 @@ def test_an_instant_the_console_filled_in_is_taken_back_as_it_is(make_app: Any, 
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await choose_pair(pilot, "user", "lives_in")
-            await press(pilot, "enter")
-            history = app.main.view("history")
-            await wait_for(pilot, lambda: history.data is not None)
-            porto = next(i for i, s in enumerate(history.data.steps) if s.value == "Porto")
-            table = app.main.query_one("#history-table")
-            table.focus()
-            table.cursor_row = porto
-            recorded = history.data.steps[porto].recorded_at
-            await press(pilot, "g")
+            recorded = await g_on_the_porto_step(pilot)
             await wait_for(pilot, lambda: app.known_at == recorded, what="g")
             assert app.main.query_one("#known-at").value.endswith(" UTC")
             await press(pilot, "K", "enter", "a", "enter")
@@ -247,13 +246,7 @@ def test_g_leaves_no_read_counted_in_flight(make_app: Any, corrected: int) -> No
         app = make_app()
         async with app.run_test(size=SIZE) as pilot:
             await ready(pilot)
-            await choose_pair(pilot, "user", "lives_in")
-            await press(pilot, "enter")
-            history = app.main.view("history")
-            await wait_for(pilot, lambda: history.data is not None)
-            table = app.main.query_one("#history-table")
-            table.focus()
-            await press(pilot, "g")
+            await g_on_the_porto_step(pilot)
             explain = app.main.view("explain")
             await wait_for(pilot, lambda: explain.data is not None and app.known_at is not None, what="explained")
             await wait_for(pilot, lambda: not app.pending and app.settled, timeout=30, what="no call in flight")
