@@ -13,9 +13,10 @@ import re
 
 # C0 (tab and newline included: a cell must stay one line), DEL, C1, the bidirectional
 # marks, overrides and isolates (which reorder what is shown), the Unicode line separators,
-# and the invisible zero-width space, word joiner and BOM (with them "user" and "user\u200b"
-# look alike; the joiners U+200C/U+200D stay, as scripts and emoji need them).
-_BIDI_AND_INVISIBLE = "\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff"
+# and the invisible zero-width characters and format marks: "ad\u200bmin" would read as
+# "admin", and terminals disagree on the width of a sequence joined by U+200D, which shifts
+# every cell after it in a console table's row.
+_BIDI_AND_INVISIBLE = "\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\u2028\u2029\ufeff"
 _UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_INVISIBLE}]")
 # JSON encoders escape C0 themselves; C1 and the rest they leave raw, and a JSON document
 # printed on a terminal is reordered by a bidi override as any other text is.

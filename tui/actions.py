@@ -261,7 +261,14 @@ ACTIONS: tuple[Action, ...] = (
     ),
     # --- vocabulary ---
     Action("vocab", "merge", "Stage a suggested merge", "Merge the highlighted near-duplicate cluster (a plan)", "m"),
-    Action("vocab", "split", "Stage a split of a matched name", "Undo an automatic match (a plan)", "s"),
+    Action(
+        "vocab",
+        "split",
+        "Stage a split of a matched name",
+        "Undo an automatic match (a plan)",
+        "s",
+        words="unmerge unmatch separate",
+    ),
     Action(
         "vocab",
         "never",

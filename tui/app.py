@@ -25,7 +25,7 @@ from .actions import APP, Action, bindings
 from .commands import RecallCommands
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
-from .services import ServiceCalls, error_text
+from .services import ServiceCalls, error_text, shown
 from .widgets.subject_list import SubjectList
 
 log = logging.getLogger("recall.tui")
@@ -187,7 +187,7 @@ class RecallApp(ServiceCalls, App[None]):
         self._return_code = 1
         self.exit(
             return_code=1,
-            message=f"recall-admin tui: internal error: {type(error).__name__}: {error} (details in {path})",
+            message=f"recall-admin tui: internal error: {shown(f'{type(error).__name__}: {error}')} (details in {path})",
         )
 
     # --- actions -----------------------------------------------------------------------

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from . import format as fmt
 from .actions import ACTIONS, APP
 from .widgets.subject_list import SubjectList
 
@@ -59,7 +60,7 @@ class RecallCommands(Provider):
         except Exception:  # the store is not open yet
             subjects = []
         for subject, n in subjects[:200]:
-            text = f"Subject: {subject}"
+            text = f"Subject: {fmt.text(subject)}"  # a subject is agent-written: its escapes shown, never sent
             score = matcher.match(text)
             if score > 0:
                 yield Hit(

@@ -8,6 +8,7 @@ terminal. Every helper here does both; views build ``Text`` from their results.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,7 +16,7 @@ from rich.text import Text
 from textual.markup import escape
 
 from recall_admin.display import visible
-from recall_engine.instants import format_rfc3339
+from recall_engine.instants import format_rfc3339, parse_instant
 from recall_engine.values import value_text
 
 NOTHING = "—"
@@ -39,6 +40,24 @@ def instant(ns: int | None) -> str:
     return format_rfc3339(ns)[:19].replace("T", " ") + " " + ZONE
 
 
+# An instant as the console shows it (``instant``): typed back, or left in a box it filled in.
+_SHOWN = re.compile(r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?: UTC)?\Z")
+
+
+def typed_instant(raw: str, what: str, shown: int | None = None) -> int | None:
+    """The instant an input box holds (blank: None): a day or RFC3339, or the console's own
+    ``2026-05-10 10:00:00 UTC`` (every instant it shows is UTC, so the zone may be left off).
+    ``shown`` is the instant the console put in the box: while the box still reads it, it is
+    that instant to the nanosecond, not the second the box shows."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    if shown is not None and raw in (instant(shown), instant(shown)[:19]):
+        return shown
+    m = _SHOWN.match(raw)
+    return parse_instant(f"{m[1]}T{m[2]}Z" if m else raw, what=what)
+
+
 def day(ns: int | None) -> str:
     """The day (UTC) of an instant: ``2026-05-10``."""
     return "now" if ns is None else format_rfc3339(ns)[:10]
@@ -47,6 +66,14 @@ def day(ns: int | None) -> str:
 def clip(x: Any, width: int) -> str:
     s = " ".join(visible(x).split())
     return s if len(s) <= width else s[: max(0, width - 1)] + "…"
+
+
+SUBJECT_IN_TITLE = 32  # a subject may be 256 bytes: a title clips it so the predicate after it is shown
+
+
+def subject(x: Any) -> str:
+    """A subject in a view's title line, clipped (the table or detail below shows it whole)."""
+    return clip(x, SUBJECT_IN_TITLE)
 
 
 def cells(*items: Any) -> list[Any]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker, WorkerState
 
+from recall_admin.display import visible
 from recall_engine.errors import RecallError
 
 if TYPE_CHECKING:
@@ -43,10 +44,16 @@ Failed = Callable[[BaseException], None]
 
 
 def error_text(exc: BaseException) -> tuple[str, str]:
-    """(title, message) for an error: a service's own words, or one line for a bug."""
+    """(title, message) for an error: a service's own words, or one line for a bug. A message may quote
+    what an agent wrote: its control characters are shown escaped (its line breaks kept)."""
     if isinstance(exc, RecallError):
-        return exc.code.replace("_", " "), str(exc)
-    return "internal error", f"{type(exc).__name__}: {exc}".rstrip(": ")
+        return exc.code.replace("_", " "), shown(str(exc))
+    return "internal error", shown(f"{type(exc).__name__}: {exc}".rstrip(": "))
+
+
+def shown(message: str) -> str:
+    """A message with its control characters escaped, line by line."""
+    return "\n".join(visible(line) for line in message.split("\n"))
 
 
 class ServiceCalls(AppNode):
@@ -64,6 +71,13 @@ class ServiceCalls(AppNode):
         **kwargs: Any,
     ) -> Worker[Any]:
         pending = self.__dict__.setdefault("_service_pending", {})
+        if exclusive:
+            # The call supersedes the group's earlier ones: their results are dropped, so stop waiting for
+            # them now. One cancelled before its task first ran never reports a state change (Textual sets
+            # CANCELLED inside the task), and the app would count it as in flight for good.
+            for old in [w for w in pending if w.group == group]:
+                del pending[old]
+                self.app.pending.discard(old)
         worker = self.run_worker(
             partial(fn, *args, **kwargs),
             name=group,

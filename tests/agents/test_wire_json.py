@@ -23,7 +23,7 @@ from recall_admin.agents.mcp_server import decode, encode
         ({"value": "\ud800"}, ["\\ud800"]),  # a lone surrogate: escaped, not an encoding error
         ({"value": "vi\u202em", "s": "\u2066x\u2069\u200f"}, ["\\u202e", "\\u2066", "\\u2069", "\\u200f"]),  # bidi
         ({"subject": "user\u200b\u2060\ufeff"}, ["\\u200b", "\\u2060", "\\ufeff"]),  # invisible
-        ({"value": "\u0647\u200c\u0627 \U0001f468\u200d\U0001f469"}, []),  # the joiners scripts and emoji need stay
+        ({"value": "\u0647\u200c\u0627 \U0001f468\u200d\U0001f469"}, ["\\u200c", "\\u200d"]),  # joiners: escaped, kept
     ],
 )
 def test_encode_gives_the_same_data_with_unsafe_characters_escaped(doc, escaped):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Button, DataTable
 
 from recall_admin.plans import read_plan
@@ -697,5 +698,128 @@ def test_a_merge_form_submitted_without_a_choice_stages_nothing(make_app: Any) -
             await wait_for(pilot, lambda: not isinstance(app.screen, FormScreen), what="the form closed")
             await idle(pilot)
             assert app.main.view("plan").entries == [] and app.errors == []
+
+    run(scenario())
+
+
+def test_a_search_hit_with_a_long_subject_keeps_its_value_on_screen_at_80_columns(make_app: Any) -> None:
+    """A subject may be 256 bytes: the hits table clips it, so the value beside it is still shown at 80x24."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(pilot)
+            app.memory.remember("s" * 200, "likes", "teapot", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r", "slash", *"teapot", "enter")
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: pairs.hits, what="search hits")
+            await idle(pilot)
+            row = next(line for line in screen_text(app).splitlines() if "sssss" in line)
+            assert "teapot" in row and "s" * 23 + "…" in row
+
+    run(scenario())
+
+
+def test_split_in_the_vocabulary_says_where_a_merged_name_splits(make_app: Any) -> None:
+    """s on a name that was not matched automatically says where a merge by a plan is undone (the Registry's
+    split), and the palette finds the vocabulary's split by "unmerge"."""
+
+    async def scenario() -> None:
+        from recall_tui.commands import RecallCommands
+
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await press(pilot, "6", ">")
+            view = app.main.view("vocab")
+            await wait_for(pilot, lambda: view.entries, what="the inbox")
+            inbox = app.main.query_one("#inbox-table", DataTable)
+            inbox.focus()
+            inbox.move_cursor(row=next(i for i, e in enumerate(view.entries) if e.origin == "defined"))
+            await press(pilot, "s")
+            notice = str(list(app._notifications)[-1].message)
+            assert "Registry (5)" in notice and "then s" in notice
+            hits = [h async for h in RecallCommands(app.screen).search("unmerge")]
+            assert any(h.text == "Vocabulary: Stage a split of a matched name" for h in hits)
+
+    run(scenario())
+
+
+def test_history_and_explain_titles_clip_a_long_subject_and_keep_the_predicate(make_app: Any) -> None:
+    """A 200-character subject filled the history's and explain's title lines at 80 columns and cut off the
+    predicate: the title clips the subject, so the pair it names is still read."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SMALL) as pilot:
+            await ready(pilot)
+            subject = "s" * 200
+            app.memory.remember(subject, "likes", "teapot", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r")
+            await idle(pilot)
+            app.open_subject(subject)
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: pairs.subject == subject and pairs.rows, what="the subject's pairs")
+            await press(pilot, "enter")
+            history = app.main.view("history")
+            await wait_for(pilot, lambda: history.data is not None and history.data.subject == subject)
+            await idle(pilot)
+            assert "s" * 31 + "… · likes — 1 step(s)" in screen_text(app)
+            await press(pilot, "e")
+            explain = app.main.view("explain")
+            await wait_for(pilot, lambda: explain.data is not None, what="the explanation")
+            await idle(pilot)
+            assert "Why " + "s" * 31 + "… · likes answers" in screen_text(app)
+
+    run(scenario())
+
+
+def test_a_path_typed_with_a_tilde_is_read_from_the_home_folder(
+    make_app: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No shell reads a form's path: Save, Open and Load expand ``~`` as a shell would for the CLI (the
+    console said "plan file '~/plan.json' does not exist")."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "tiny.yaml").write_text("registry: tiny\npredicates:\n  shoe_size:\n    cardinality: single\n")
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            tray = await define(pilot, "from_home")
+            planned = tray.preview.plan.id
+            await press(pilot, "S")
+            await submit_form(pilot, path="~/plan.json")
+            await wait_for(pilot, lambda: (tmp_path / "plan.json").exists() or app.errors, what="the file")
+            assert read_plan(tmp_path / "plan.json").id == planned
+            await press(pilot, "D")
+            await wait_for(pilot, lambda: not tray.entries, what="discarded")
+            await press(pilot, "O")
+            await submit_form(pilot, path="~/plan.json")
+            await wait_for(pilot, lambda: tray.preview is not None and not tray.busy, what="the file's preview")
+            assert tray.preview.plan.id == planned and app.errors == []
+            await press(pilot, "D", "5", "l")
+            await submit_form(pilot, registry="~/tiny.yaml")
+            tray = await staged(pilot)
+            assert app.errors == [] and "shoe_size" in str(tray.preview.plan.to_json())
+
+    run(scenario())
+
+
+def test_re_plan_on_a_plan_file_says_why_it_cannot(make_app: Any, tmp_path: Path) -> None:
+    """R on a plan read from a file did nothing at all: it says that such a plan is applied as written, and
+    what to do instead."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            await press(pilot, "7", "O")
+            await submit_form(pilot, path=str(tmp_path / "missing.json"))
+            tray = app.main.view("plan")
+            await wait_for(pilot, lambda: tray.selected is not None and tray.selected.error, what="the refusal")
+            await press(pilot, "R")
+            notice = str(list(app._notifications)[-1].message)
+            assert "cannot be re-planned" in notice and "Discard it (D)" in notice
 
     run(scenario())

@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.widgets import DataTable
 
-from .conftest import FIXED_NOW, SIZE, idle, press, ready, run, wait_for
+from .conftest import FIXED_NOW, SIZE, idle, press, ready, run, screen_text, wait_for
 
 TITLE = "zsh\x1b]0;PWNED\x07"  # OSC 0: set the window title
 CLEAR = "x\x1b[2J\u009b31m"  # clear the screen; a one-byte C1 CSI
@@ -58,5 +58,129 @@ def test_every_view_escapes_control_characters(make_app: Any) -> None:
             await idle(pilot)
             shot = app.export_screenshot()
             assert not [c for c in ("\x1b", "\x07", "\u009b") if c in shot] and "\\x1b]0;PWNED" in shot
+
+    run(scenario())
+
+
+def test_the_palette_lists_a_subject_with_its_escapes_shown(make_app: Any) -> None:
+    """The palette offers every listed subject by name; a subject is agent-written, so an OSC 52 in it
+    (write the clipboard) or a bidi override reaches the screen escaped, and choosing it opens the subject."""
+    from .test_console import palette_open
+    from .test_flows import palette_first
+
+    subject = "\x1b]52;c;chduzwq=\x07eve\u202egnp.exe"  # as stored: subjects are lower-cased
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.memory.remember(subject, "likes", "tea", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r")
+            await idle(pilot)
+            await press(pilot, "ctrl+p")
+            await wait_for(pilot, lambda: palette_open(app), what="the palette")
+            await press(pilot, *"gnp.exe")
+            shown = "Subject: \\x1b]52;c;chduzwq=\\x07eve\\u202egnp.exe"
+            await wait_for(pilot, lambda: palette_first(app).startswith("Subject: "), what="the subject's hit")
+            assert palette_first(app) == shown
+            shot = app.export_screenshot()
+            assert not [c for c in ("\x1b", "\x07", "\u202e") if c in shot]
+            await press(pilot, "enter")
+            await wait_for(pilot, lambda: app.main.subject == subject, what="the subject opened")
+
+    run(scenario())
+
+
+def test_dismiss_and_undismiss_notices_show_the_subject_escaped(make_app: Any) -> None:
+    """The notice after a dismiss (and an undismiss) names the conflict's subject: agent-written, so escaped."""
+    from .test_flows import submit_form
+
+    subject = "eve\x1b]0;pwned\x07"
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.memory.remember(subject, "drinks", "tea", at=FIXED_NOW - 20)
+            app.memory.remember(subject, "orders", "tea", at=FIXED_NOW - 10)  # one value, two names
+            await press(pilot, "ctrl+r", "6")
+            view = app.main.view("conflicts")
+            await wait_for(pilot, lambda: any(c.subject == subject for c in view.items), what="the conflict")
+            table = app.main.query_one("#conflicts-table", DataTable)
+            table.move_cursor(row=next(i for i, c in enumerate(view.items) if c.subject == subject))
+            await press(pilot, "d")
+            await submit_form(pilot, reason="said twice")
+            await wait_for(pilot, lambda: not any(c.subject == subject for c in view.items), what="dismissed")
+            await press(pilot, "t")
+            await wait_for(pilot, lambda: any(c.subject == subject for c in view.items), what="listed again")
+            await idle(pilot)
+            table.move_cursor(row=next(i for i, c in enumerate(view.items) if c.subject == subject))
+            await press(pilot, "u")
+            await submit_form(pilot, reason="look again")
+            await wait_for(pilot, lambda: len(app._notifications) >= 2, what="both notices")
+            await idle(pilot)
+            notices = [str(n.message) for n in app._notifications]
+            assert any(n.startswith("Dismissed ") and "(eve\\x1b]0;pwned\\x07)" in n for n in notices), notices
+            assert any("(eve\\x1b]0;pwned\\x07) is shown again" in n for n in notices), notices
+            shot = app.export_screenshot()
+            assert not [c for c in ("\x1b", "\x07") if c in shot]
+
+    run(scenario())
+
+
+def test_zero_width_characters_are_shown_escaped(make_app: Any) -> None:
+    """A zero-width space makes "ad\\u200bmin" read as "admin"; a sequence joined by U+200D is drawn one
+    width by some terminals and another by Textual, which shifts the rest of the row. Both are shown escaped,
+    so the pairs table's rows stay aligned."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            app.memory.remember("user", "handle", "ad\u200bmin\ufeff", at=FIXED_NOW - 20)
+            app.memory.remember("user", "family", "\U0001f469\u200d\U0001f467", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r")
+            pairs = app.main.view("pairs")
+            await wait_for(pilot, lambda: any(r.predicate == "family" for r in pairs.rows), what="the values")
+            await idle(pilot)
+            shot = app.export_screenshot()
+            assert not [c for c in ("\u200b", "\u200d", "\ufeff") if c in shot]
+            text = screen_text(app)
+            assert "ad\\u200bmin\\ufeff" in text and "\U0001f469\\u200d\U0001f467" in text
+
+    run(scenario())
+
+
+def test_an_error_quoting_agent_text_is_shown_escaped(make_app: Any, monkeypatch: Any) -> None:
+    """A service's message may quote a value or a subject: the notice and the plan tray's panel show its
+    control characters escaped, and keep its line breaks."""
+    from recall_admin import browse
+    from recall_engine.errors import InvalidInput
+
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise InvalidInput("cannot explain 'eve\x1b]0;pwned\x07'\nsee the history")
+
+    async def scenario() -> None:
+        from recall_tui.messages import StagePlan
+        from recall_tui.staging import Recipe
+
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            monkeypatch.setattr(browse, "explain_answer", refuse)
+            await press(pilot, "3")
+            await wait_for(pilot, lambda: app.errors, what="the error")
+            assert app.errors[-1] == ("invalid input", "cannot explain 'eve\\x1b]0;pwned\\x07'\nsee the history")
+
+            def fail(_st: Any) -> Any:
+                raise RuntimeError("bad \x1b[2J")
+
+            app.main.post_message(StagePlan(Recipe("a failing plan", fail)))
+            tray = app.main.view("plan")
+            await wait_for(pilot, lambda: tray.selected is not None and tray.selected.error, what="the refusal")
+            assert tray.selected.error.endswith("RuntimeError: bad \\x1b[2J")
+            await idle(pilot)
+            shot = app.export_screenshot()
+            assert not [c for c in ("\x1b", "\x07") if c in shot] and "\\x1b[2J" in shot
 
     run(scenario())

@@ -10,8 +10,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Input, Label, LoadingIndicator, Static, TabbedContent, TabPane, Tabs
 
-from recall_engine.instants import parse_instant
-
 from .. import format as fmt
 from ..messages import PairChosen, Selection, ShowView, StagePlan, StepPair, StoreChanged, SubjectChosen, TrayChanged
 from ..services import AppNode
@@ -322,9 +320,9 @@ class MainScreen(AppNode, Screen[None]):
         if event.input.id not in ("as-of", "known-at"):
             return
         event.stop()
-        raw = event.value.strip()
+        shown = self.app.as_of if event.input.id == "as-of" else self.app.known_at
         try:
-            at = parse_instant(raw, what=event.input.id.replace("-", " ")) if raw else None
+            at = fmt.typed_instant(event.value, event.input.id.replace("-", " "), shown)
         except Exception as exc:
             self.app.report_error(exc)
             return
@@ -333,6 +331,20 @@ class MainScreen(AppNode, Screen[None]):
         else:
             self.app.known_at = at
         self.focus_active()
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        """Leaving the as-of or known-at box without a valid Enter puts back the instant in force: a
+        refused or unsubmitted entry left in the top bar would read as the instant every view answers at."""
+        box = event.widget
+        if not isinstance(box, Input) or box.id not in ("as-of", "known-at"):
+            return
+        at = self.app.as_of if box.id == "as-of" else self.app.known_at
+        try:
+            kept = fmt.typed_instant(box.value, box.id, at) == at
+        except Exception:  # what is typed does not parse: it is not what the views answer at
+            kept = False
+        if not kept:
+            box.value = fmt.instant(at) if at is not None else ""
 
     def show_known_at(self, focus: bool = False) -> None:
         for node in (self.query_one("#known-at-label"), self.query_one("#known-at")):

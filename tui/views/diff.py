@@ -8,7 +8,6 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Input, Label, LoadingIndicator
 
 from recall_engine.history import Change
-from recall_engine.instants import parse_instant
 
 from .. import format as fmt
 from ..actions import bindings
@@ -71,8 +70,9 @@ class DiffView(ServiceCalls, Vertical):
         try:
             if not raw_from:
                 raise ValueError("give the From instant: a day such as 2026-05-01, or an RFC3339 time")
-            start = parse_instant(raw_from, what="from")
-            end = parse_instant(raw_to, what="to") if raw_to else None
+            start = fmt.typed_instant(raw_from, "from")
+            assert start is not None  # From is not blank
+            end = fmt.typed_instant(raw_to, "to")
         except Exception as exc:  # InvalidInput or the message above
             self.app.report_error(exc)
             return

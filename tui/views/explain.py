@@ -141,7 +141,7 @@ class ExplainView(ServiceCalls, Vertical):
             return
         app = self.app
         self.query_one("#explain-title", Label).update(
-            f"Explaining [b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b]…"
+            f"Explaining [b]{fmt.esc(fmt.subject(subject))}[/b] · [b]{fmt.esc(predicate)}[/b]…"
         )
         self.call_service(
             browse.explain_answer,
@@ -162,7 +162,7 @@ class ExplainView(ServiceCalls, Vertical):
         x = a.explanation
         known = f", as answered by a read known at {fmt.instant(known_at)}" if known_at is not None else ""
         self.query_one("#explain-title", Label).update(
-            f"Why [b]{fmt.esc(x.subject)}[/b] · [b]{fmt.esc(x.predicate)}[/b] answers what it does, "
+            f"Why [b]{fmt.esc(fmt.subject(x.subject))}[/b] · [b]{fmt.esc(x.predicate)}[/b] answers what it does, "
             f"as of {fmt.instant(x.at)}{known}"
         )
         self.query_one("#explain-body", Static).update(render_explanation(a))

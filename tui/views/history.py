@@ -146,7 +146,7 @@ class HistoryView(ServiceCalls, Vertical):
             return
         app = self.app
         self.query_one("#history-title", Line).update(
-            f"[b]{fmt.esc(subject)}[/b] · [b]{fmt.esc(predicate)}[/b] — reading…"
+            f"[b]{fmt.esc(fmt.subject(subject))}[/b] · [b]{fmt.esc(predicate)}[/b] — reading…"
         )
         self.call_service(
             read_history,
@@ -171,7 +171,7 @@ class HistoryView(ServiceCalls, Vertical):
         self.data = h
         known = f", the steps recorded by {fmt.instant(known_at)}" if known_at is not None else ""
         self.query_one("#history-title", Line).update(
-            f"[b]{fmt.esc(h.subject)}[/b] · [b]{fmt.esc(h.predicate)}[/b] — {len(h.steps)} step(s), oldest first"
+            f"[b]{fmt.esc(fmt.subject(h.subject))}[/b] · [b]{fmt.esc(h.predicate)}[/b] — {len(h.steps)} step(s), oldest first"
             + known
         )
         answer = Text("answer as of ", style="dim")

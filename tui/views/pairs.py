@@ -26,6 +26,7 @@ from ..widgets.table import ConsoleTable
 REPLACED = "↺"
 ELSEWHERE = "≠"
 SEARCH_LIMIT = 50
+SUBJECT_WIDTH = 24  # a search hit's subject, clipped so that its value stays on screen at 80 columns
 
 
 def marks(row: PairRow) -> str:
@@ -231,7 +232,7 @@ class PairsView(ServiceCalls, Vertical):
             mark = (REPLACED if b.replaced else " ") + (ELSEWHERE if b.elsewhere else " ")
             table.add_row(
                 *fmt.cells(
-                    b.subject,
+                    fmt.clip(b.subject, SUBJECT_WIDTH),  # a subject may be 256 bytes; the detail shows it whole
                     b.predicate,
                     fmt.clip(fmt.values([b.value]), 50),
                     fmt.instant(b.observed_at),

@@ -35,7 +35,6 @@ from recall_admin.cli.render import plan as render_plan
 from recall_admin.governance import Preview, Stager
 from recall_admin.plans import write_plan
 from recall_engine.errors import RecallError, StalePlan
-from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.values import value_key
 
@@ -45,7 +44,7 @@ from ..messages import Selection, StoreChanged, TrayChanged
 from ..screens.confirm import ConfirmScreen
 from ..screens.form import Field, FormScreen
 from ..services import ServiceCalls, error_text
-from ..staging import Recipe, plan_file
+from ..staging import Recipe, plan_file, typed_path
 from ..widgets.line import Line
 from ..widgets.table import ConsoleTable
 
@@ -560,10 +559,10 @@ class PlanTray(ServiceCalls, Vertical):
         s = self.selected
         if s is None:
             return
-        raw = event.value.strip()
         what = "as of" if event.input.id == "plan-as-of" else "known at"
+        shown = s.compare_at if what == "as of" else (s.known_at or self.app.known_at)
         try:
-            at = parse_instant(raw, what=what) if raw else None
+            at = fmt.typed_instant(event.value, what, shown)
         except RecallError as exc:
             self.app.report_error(exc)
             return
@@ -683,7 +682,15 @@ class PlanTray(ServiceCalls, Vertical):
 
     def action_replan(self) -> None:
         s = self.selected
-        if s is None or s.busy or not s.recipe.replannable:
+        if s is None or s.busy:
+            return
+        if not s.recipe.replannable:
+            self.app.notify(
+                "A plan read from a file is applied as written or not at all: it cannot be re-planned. "
+                "Discard it (D), then open the file again (O) or stage the change afresh.",
+                severity="warning",
+                markup=False,
+            )
             return
         s.preview, s.stale = None, None
         self._run(s, rebuild=True)
@@ -696,7 +703,7 @@ class PlanTray(ServiceCalls, Vertical):
 
         def done(v: dict[str, Any] | None) -> None:
             if v and v.get("path"):
-                path = v["path"]
+                path = typed_path(v["path"])
                 self.call_service(
                     write_plan,
                     plan,

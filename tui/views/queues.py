@@ -266,7 +266,7 @@ class ConflictsView(Queue):
         )
 
     def _dismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
-        self.app.notify(f"Dismissed {c.id} ({c.subject}); review decision {', '.join(ids)}", markup=False)
+        self.app.notify(f"Dismissed {c.id} ({fmt.text(c.subject)}); review decision {', '.join(ids)}", markup=False)
         self.post_message(StoreChanged("dismiss"))
 
     def action_show_dismissed(self) -> None:
@@ -310,7 +310,9 @@ class ConflictsView(Queue):
         )
 
     def _undismissed(self, c: conflicts_svc.Conflict, ids: list[str]) -> None:
-        self.app.notify(f"{c.id} ({c.subject}) is shown again; review decision {', '.join(ids)}", markup=False)
+        self.app.notify(
+            f"{c.id} ({fmt.text(c.subject)}) is shown again; review decision {', '.join(ids)}", markup=False
+        )
         self.post_message(StoreChanged("undismiss"))
 
 
@@ -421,7 +423,11 @@ class VocabView(Queue):
     def action_split(self) -> None:
         e = _row(self.query_one("#inbox-table", DataTable), self.entries)
         if e is None or e.origin != "matched":
-            self.app.notify("Highlight a name matched automatically (origin: matched) to split it.", severity="warning")
+            self.app.notify(
+                "Highlight a name matched automatically (origin: matched) to split it. A name merged by a plan"
+                " splits from the Registry (5): highlight the predicate it was merged into, then s.",
+                severity="warning",
+            )
             return
         name = e.name
         self.post_message(StagePlan(Recipe(f"split {name}", lambda st: st.split(name), "vocab")))
