@@ -53,7 +53,8 @@ def check_operator(name: str) -> str:
     if len(op) > MAX_OPERATOR:
         raise InvalidInput(f"--operator is at most {MAX_OPERATOR} characters, got {len(op)}")
     if not all(c.isprintable() for c in op):
-        raise InvalidInput(f"--operator holds a control or invisible character: {visible(op)!r}")
+        # visible() escapes the characters once; a repr on top would double every backslash.
+        raise InvalidInput(f"--operator holds a control or invisible character: '{visible(op)}'")
     return op
 
 

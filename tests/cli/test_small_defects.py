@@ -47,7 +47,7 @@ def test_apply_on_a_folder_is_invalid_input(coding, tmp_path):
         ("", "--operator must not be blank (leave it out to use the login name)"),
         ("   ", "--operator must not be blank (leave it out to use the login name)"),
         ("x" * 65, "--operator is at most 64 characters, got 65"),
-        ("ana\x1b[2J", "--operator holds a control or invisible character: 'ana\\\\x1b[2J'"),
+        ("ana\x1b[2J", "--operator holds a control or invisible character: 'ana\\x1b[2J'"),
     ],
 )
 def test_a_bad_operator_is_refused(coding, operator, message):
@@ -200,3 +200,10 @@ def test_dash_as_an_output_file_is_stdout_and_no_file_named_dash_is_written(edit
         "message": "--plan-out takes a file name, not - (stdout holds the preview); `apply FILE` reads it back",
     }
     assert not (tmp_path / "-").exists()
+
+
+def test_a_bad_operator_is_shown_escaped_once_on_a_terminal(cli: Cli):
+    result = cli.run("--operator", "op\x1b]0;x\x07", "registry", "list", json_mode=False)
+    assert result.exit_code != 0
+    assert "--operator holds a control or invisible character: 'op\\x1b]0;x\\x07'" in result.stderr
+    assert "\\\\" not in result.stderr and "\x1b" not in result.stderr
