@@ -67,5 +67,7 @@ def _write_stream(shown: str, write: Callable[[IO[str]], T], what: str) -> T:
     try:
         with open(shown, "w", encoding="utf-8", newline="\n") as f:
             return write(f)
+    except BrokenPipeError:  # the reader went away (`-o /dev/stdout | head`): the CLI stops quietly
+        raise
     except OSError as exc:
         raise StorageError(f"cannot {what} {shown!r}: {exc.strerror or exc}") from None
