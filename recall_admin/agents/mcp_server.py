@@ -20,6 +20,7 @@ from typing import Any
 import mcp.types as types
 import orjson
 from mcp.server.lowlevel import Server
+from pydantic_core import from_json
 
 from recall_engine.errors import RecallError
 from recall_engine.storage.decoding import loads
@@ -135,10 +136,31 @@ def build_server(run: Runner, *, writable: bool | None = None) -> Server:
 
 
 class _Lines:
-    """An async iterator of standard input's lines, for the SDK's stdio transport."""
+    """An async iterator of standard input's lines, for the SDK's stdio transport.
+
+    A line that is not JSON is answered here with a JSON-RPC parse error (id null, code
+    -32700) and skipped: the SDK drops it without a word, leaving the client waiting. A
+    blank line carries no message and is skipped quietly."""
+
+    out: _FdWriter
 
     def __aiter__(self) -> _Lines:
         return self
+
+    async def __anext__(self) -> str:
+        while True:
+            line = await self._line()
+            if not line.strip():
+                continue
+            try:
+                from_json(line)  # the parser the SDK reads the line with
+            except ValueError as e:
+                await _refuse(self.out, -32700, f"Parse error: the line is not JSON ({e})")
+                continue
+            return line
+
+    async def _line(self) -> str:
+        raise NotImplementedError
 
 
 class _PipeLines(_Lines):
@@ -156,7 +178,7 @@ class _PipeLines(_Lines):
         self.reader = reader
         self.out = out
 
-    async def __anext__(self) -> str:
+    async def _line(self) -> str:
         skipping = False
         while True:
             try:
@@ -188,7 +210,7 @@ class _FileLines(_Lines):
         self.out = out
         self.limit = limit
 
-    async def __anext__(self) -> str:
+    async def _line(self) -> str:
         import anyio
 
         skipping = False
@@ -210,7 +232,12 @@ class _FileLines(_Lines):
 async def _refuse_oversized(out: _FdWriter) -> None:
     message = f"a message over {MAX_MESSAGE_BYTES >> 20} MiB was refused unread; send smaller ones"
     print(f"recall MCP server: {message}", file=sys.stderr, flush=True)
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+    await _refuse(out, -32600, message)
+
+
+async def _refuse(out: _FdWriter, code: int, message: str) -> None:
+    """A JSON-RPC error for a message whose id was never read (so null, as the spec says)."""
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
     await out.write(dumps(error) + "\n")
 
 

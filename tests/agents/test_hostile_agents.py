@@ -158,3 +158,60 @@ def test_a_key_record_dated_past_the_instants_a_store_holds_grants_nothing_and_b
         rec = {"id": "0123456789ab", "namespace": "team:a", "hash": "sha256:00", "expires": 2**70, "read_only": False}
         store.append([make_event(KEY_SUBJECT, CREATED, json.dumps(rec), clock.now_ns(), source="operator")])
     assert [k["id"] for k in cli_ok(url, "key", "list")["keys"]] == [good.split("_")[1]]
+
+
+NOT_JSON = b"this is not json\n"
+PARSE_ERROR = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32700, "message": "Parse error: the line is not JSON (expected ident at line 1 column 2)"},
+}
+
+
+@pytest.mark.parametrize("stdin", ["pipe", "file"])
+def test_a_stdio_line_that_is_not_json_is_answered_with_a_parse_error_and_the_session_goes_on(stdin):
+    async def read(data: bytes) -> tuple[list[str], list[str]]:
+        out = _Out()
+        if stdin == "pipe":
+            reader = asyncio.StreamReader()
+            reader.feed_data(data)
+            reader.feed_eof()
+            source: mcp_server._Lines = mcp_server._PipeLines(reader, out)  # type: ignore[arg-type]
+        else:
+            source = mcp_server._FileLines(io.BytesIO(data), out)  # type: ignore[arg-type]
+        return [line async for line in source], out.lines
+
+    lines, answers = asyncio.run(read(FIRST + NOT_JSON + b"\n  \n" + LAST))
+    assert lines == [FIRST.decode(), LAST.decode()]  # a blank line is no message: no answer
+    assert [json.loads(a) for a in answers] == [PARSE_ERROR]
+
+
+def test_mcp_answers_a_line_that_is_not_json_and_then_the_next_call(tmp_path: Path):
+    store = f"sqlite:///{tmp_path / 'recall.db'}"
+    cli_ok(store, "init", "--registry", "coding")
+    init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    call = {"name": "recall", "arguments": {"subject": "u"}}
+    script = (
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + '\n{"jsonrpc": "2.0", "id": 7, "method": \n'
+        + json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+        + "\n"
+    )
+    (tmp_path / "script.jsonl").write_text(script)
+    with open(tmp_path / "script.jsonl", "rb") as stdin:
+        done = subprocess.run(
+            [recall_admin_command(), "--store", store, "mcp"],
+            stdin=stdin,
+            capture_output=True,
+            env=child_env(),
+            timeout=120,
+        )
+    assert done.returncode == 0, done.stderr
+    # the parse error is written as the line is read, so it may come before the answer to 1
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert sorted(answers, key=str) == [1, 2, None]
+    assert answers[None]["error"]["code"] == -32700
+    assert answers[None]["error"]["message"].startswith("Parse error: the line is not JSON (EOF while parsing")
+    assert answers[2]["result"]["structuredContent"]["ok"] is True
