@@ -43,6 +43,22 @@ def display_url(url: str | None) -> str:
     return _display(url)
 
 
+RESERVED_COLLECTIONS = "recall."  # recall.keys holds the API keys (agents/keys.py)
+
+
+def check_user_collection(name: str) -> str:
+    """A collection an ordinary command may read and write: the engine's own (the API key
+    records) are reached only through the commands that own them (`key`), never by
+    --collection, so no remember, import or export can read or forge a key."""
+    check_collection(name)
+    if name.casefold().startswith(RESERVED_COLLECTIONS):
+        raise InvalidInput(
+            f"collection {name!r} is reserved: names starting with {RESERVED_COLLECTIONS!r} belong to the "
+            "engine (recall.keys holds the API keys; manage them with `recall-admin key`)"
+        )
+    return name
+
+
 def check_operator(name: str) -> str:
     """An operator name given explicitly (--operator, RECALL_OPERATOR, the TUI): a blank one is
     refused rather than silently replaced, and its length and characters are bounded, since
@@ -87,7 +103,7 @@ class Session:
         ``NotFound`` and nothing is written (docs/governance.md, "Reads never write")."""
         from recall_engine.storage import open_backend
 
-        check_collection(collection)
+        check_user_collection(collection)
         op = default_operator() if operator is None else check_operator(operator)
         if not create:
             require_store_file(store_url)

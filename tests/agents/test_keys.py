@@ -25,6 +25,8 @@ from recall_engine.errors import InvalidInput, NotFound
 from recall_engine.records import make_event
 from recall_engine.storage import open_backend
 
+from .helpers import cli_ok, new_key
+
 HOUR = 3600 * 10**9
 T0 = 1_790_000_000 * 10**9
 
@@ -195,3 +197,21 @@ def test_agent_services_import_no_cli_stack():
         assert not names & {"typer", "rich", "click"}, path
         if path.name in ("tools.py", "keys.py", "attribution.py", "__init__.py"):
             assert not names & {"mcp", "starlette", "uvicorn"}, path  # the CLI's explain needs no MCP stack
+
+
+def test_no_agent_reaches_the_key_collection(tmp_path: Path, serve_factory):
+    store = f"sqlite:///{tmp_path / 'recall.db'}"
+    key = new_key(store, "team:a", "--registry", "coding")
+    # MCP: the operator cannot point the server at it
+    r = CliRunner().invoke(app, ["--store", store, "--json", "--collection", "recall.keys", "mcp"], input="")
+    assert r.exit_code == 1
+    assert json.loads(r.stdout)["error"]["message"].startswith("collection 'recall.keys' is reserved")
+    # HTTP: a key's collection comes from its namespace, which cannot start with 'recall';
+    # nothing in a request names a collection
+    srv = serve_factory(store)
+    status, doc = srv.call(key, "recall", subject="recall:keys", collection="recall.keys")
+    assert status == 400 and doc["error"]["code"] == "usage_error"
+    assert "unknown argument 'collection'" in doc["error"]["message"]
+    assert srv.ok(key, "recall", subject="recall:keys")["beliefs"] == []
+    srv.stop()
+    assert len(cli_ok(store, "key", "list")["keys"]) == 1
