@@ -65,3 +65,21 @@ def test_a_file_named_as_a_folder_is_said_to_be_a_file(tmp_path):
         f"cannot write the plan to {str(tmp_path / 'a.json' / 'plan.json')!r}: "
         f"the folder {str(tmp_path / 'a.json')!r} is a file, not a folder"
     )
+
+
+@pytest.mark.parametrize(
+    "args", [("recall", "carol"), ("remember", "carol", "note", "x"), ("verify",)], ids=lambda a: a[0]
+)
+@pytest.mark.parametrize("where", ["/dev/zero", "/dev/null", "fifo"])
+def test_a_store_that_is_a_device_or_a_pipe_is_said_not_to_be_a_store_file(cli, tmp_path, where, args):
+    if where == "fifo":
+        where = str(tmp_path / "store.fifo")
+        os.mkfifo(where)
+    kind = "a named pipe (FIFO)" if where.endswith("fifo") else "a character device"
+    err = cli.fail(*args, store=where)
+    assert err == {
+        "code": "storage_error",
+        "message": f"cannot open the store at sqlite:///{where}: it is {kind}, not a store file (a store is a regular file)",
+    }
+    if where.endswith("fifo"):
+        assert stat.S_ISFIFO(os.stat(where).st_mode)

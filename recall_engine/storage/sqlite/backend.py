@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -30,6 +31,23 @@ BUSY_TIMEOUT_MS = 10_000
 
 def sqlite_display(path: str) -> str:
     return f"sqlite:///{path}"
+
+
+def _not_a_file(path: str) -> str:
+    """What ``path`` is when it is neither a regular file nor a folder ("" otherwise)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""  # SQLite's own open says what is wrong
+    for test, kind in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return ""
 
 
 class SQLiteBackend(Backend):
@@ -54,6 +72,12 @@ class SQLiteBackend(Backend):
         exists = os.path.exists(self.path)
         if exists and os.path.isdir(self.path):
             raise StorageError(f"cannot open the store at {self.url_for_display}: it is a folder, not a file")
+        if exists and (kind := _not_a_file(self.path)):
+            # /dev/zero, /dev/null, a FIFO: SQLite would read it as an empty or endless file
+            raise StorageError(
+                f"cannot open the store at {self.url_for_display}: it is {kind}, not a store file "
+                "(a store is a regular file)"
+            )
         if exists and self._empty():
             raise StorageError(
                 f"cannot open the store at {self.url_for_display}: the file is empty (0 bytes), not a recall "
