@@ -90,6 +90,25 @@ def instant(text: str | None, what: str) -> int | None:
 
 
 _INT_DIGITS = re.compile(r"value has (\d+) digits")
+# A number literal that may be too small for a float64: an exponent of -100 or below, or
+# 300 zeros after the point. Only text that holds one is parsed a second time.
+_MAYBE_TINY = re.compile(r"[eE]-0*[1-9][0-9]{2}|\.0{300}")
+
+
+def _exact_float(literal: str) -> float:
+    f = float(literal)
+    if f == 0 and re.search(r"[1-9]", re.split(r"[eE]", literal)[0]):
+        shown = literal if len(literal) <= 40 else literal[:20] + "..." + literal[-12:]
+        raise ValueError(f"a number in it, {shown}, is too small for a number to hold; it would be stored as 0")
+    return f
+
+
+def check_tiny_numbers(text: str) -> None:
+    """Refuse JSON text holding a number literal that underflows to 0 (``1e-400``), as a
+    number too large is refused: either would store something the writer never said.
+    A ValueError, worded by ``json_problem`` like the other number problems."""
+    if _MAYBE_TINY.search(text):
+        json.loads(text, parse_float=_exact_float)
 
 
 def json_problem(exc: ValueError, *, one_line: bool = False) -> str:

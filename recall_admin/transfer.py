@@ -31,7 +31,7 @@ from recall_engine.text import normalize_subject
 
 from .display import json_safe
 from .files import write_whole
-from .inputs import json_problem
+from .inputs import check_tiny_numbers, json_problem
 
 BATCH_SIZE = 2000
 MAX_LINE_BYTES = 1 << 20
@@ -59,6 +59,7 @@ def decode_line(text: str, line_no: int) -> Event | None:
     if len(text) > MAX_LINE_BYTES:
         raise InvalidEvent(f"line {line_no}: longer than {MAX_LINE_BYTES} bytes")
     try:
+        check_tiny_numbers(text)
         obj = json.loads(text)
     except ValueError as e:
         raise InvalidEvent(f"line {line_no}: not valid JSON ({json_problem(e, one_line=True)})") from None
@@ -168,8 +169,9 @@ def _quick_event(text: str, days: dict[str, int]) -> tuple[Event, str | None] | 
     if len(text) > MAX_LINE_BYTES:
         return None
     try:
+        check_tiny_numbers(text)  # orjson would read 1e-400 as 0
         obj = orjson.loads(text)
-    except orjson.JSONDecodeError:
+    except ValueError:  # orjson's JSONDecodeError is one
         return None
     if type(obj) is not dict or obj.get("subject") == REGISTRY_SUBJECT:
         return None
@@ -292,6 +294,7 @@ def decode_statement(text: str, line_no: int) -> dict | None:
     if len(text) > MAX_LINE_BYTES:
         raise InvalidInput(f"line {line_no}: longer than {MAX_LINE_BYTES} bytes")
     try:
+        check_tiny_numbers(text)
         obj = json.loads(text)
     except ValueError as e:
         raise InvalidInput(f"line {line_no}: not valid JSON ({json_problem(e, one_line=True)})") from None

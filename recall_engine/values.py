@@ -166,6 +166,8 @@ def parse_number(text: str) -> float | None:
     if not _NUMBER.match(t):
         return None
     f = float(t)
+    if f == 0 and re.search(r"[1-9]", re.split(r"[eE]", t)[0]):
+        return None  # underflows to 0 (1e-400): refused as a number too large is, not stored as 0
     return f if math.isfinite(f) else None
 
 

@@ -26,7 +26,7 @@ from recall_engine.errors import RecallError
 from recall_engine.storage.decoding import loads
 
 from ..display import json_safe
-from ..inputs import json_problem
+from ..inputs import check_tiny_numbers, json_problem
 from .tools import TOOLS, Toolbox
 
 SERVER_NAME = "recall"
@@ -77,7 +77,9 @@ def decode(raw: bytes) -> Any:
     past the parser's depth is a ValueError too, and a number past 4300 digits one in
     words an agent's author can act on (Python's advise changing the interpreter)."""
     try:
-        return loads(raw.decode(json.detect_encoding(raw), "surrogatepass"))
+        text = raw.decode(json.detect_encoding(raw), "surrogatepass")
+        check_tiny_numbers(text)
+        return loads(text)
     except RecursionError:
         raise ValueError("it is nested too deeply") from None
     except ValueError as e:
@@ -153,9 +155,16 @@ class _Lines:
             if not line.strip():
                 continue
             try:
-                from_json(line)  # the parser the SDK reads the line with
+                message = from_json(line)  # the parser the SDK reads the line with
             except ValueError as e:
                 await _refuse(self.out, -32700, f"Parse error: the line is not JSON ({e})")
+                continue
+            try:
+                check_tiny_numbers(line)  # the SDK would read 1e-400 as 0
+            except ValueError as e:
+                await _refuse(
+                    self.out, -32602, f"Invalid params: {e}", message.get("id") if isinstance(message, dict) else None
+                )
                 continue
             return line
 
@@ -235,9 +244,9 @@ async def _refuse_oversized(out: _FdWriter) -> None:
     await _refuse(out, -32600, message)
 
 
-async def _refuse(out: _FdWriter, code: int, message: str) -> None:
-    """A JSON-RPC error for a message whose id was never read (so null, as the spec says)."""
-    error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+async def _refuse(out: _FdWriter, code: int, message: str, id: Any = None) -> None:
+    """A JSON-RPC error for a message the SDK never sees (id null when it was not read)."""
+    error = {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
     await out.write(dumps(error) + "\n")
 
 
