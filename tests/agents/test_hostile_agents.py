@@ -215,3 +215,19 @@ def test_mcp_answers_a_line_that_is_not_json_and_then_the_next_call(tmp_path: Pa
     assert answers[None]["error"]["code"] == -32700
     assert answers[None]["error"]["message"].startswith("Parse error: the line is not JSON (EOF while parsing")
     assert answers[2]["result"]["structuredContent"]["ok"] is True
+
+
+def test_a_key_given_twice_in_a_v1_body_keeps_its_last_value_as_in_an_import(tmp_path: Path, serve_factory):
+    # the documented rule (records.md, "Strict decoding"), the same as a JSONL import's
+    store = f"sqlite:///{tmp_path / 'recall.db'}"
+    key = new_key(store, "team:a", "--registry", "coding")
+    srv = serve_factory(store)
+    raw = b'{"subject": "user", "predicate": "prefers_editor", "value": "vim", "value": "emacs"}'
+    status, doc = srv.request("POST", "/v1/remember", raw=raw, key=key)
+    assert status == 200 and doc["ok"], doc
+    assert [b["value"] for b in srv.ok(key, "recall", subject="user")["beliefs"]] == ["emacs"]
+    srv.stop()
+    line = tmp_path / "in.jsonl"
+    line.write_text(raw.decode().replace('"user"', '"other"') + "\n")
+    cli_ok(store, "--collection", "team.a", "import", "--statements", str(line))
+    assert [b["value"] for b in cli_ok(store, "--collection", "team.a", "recall", "other")["beliefs"]] == ["emacs"]
