@@ -365,8 +365,14 @@ def actions_for(scope: str) -> list[Action]:
 
 
 def bindings(scope: str) -> list[Binding | tuple[str, str] | tuple[str, str, str]]:
-    """Textual bindings for one scope, from the table."""
+    """Textual bindings for one scope, from the table.
+
+    A view's bindings start with help: the footer lists the focused view's keys before the app's,
+    and cuts what does not fit (80 columns hold 5 to 7 keys), so help comes first, where it is
+    always shown; the help screen lists every key."""
     out: list[Binding | tuple[str, str] | tuple[str, str, str]] = []
+    if scope != APP:
+        out.append(Binding("question_mark", "app.help", "Help", key_display="?"))
     for a in actions_for(scope):
         if a.key is None:
             continue

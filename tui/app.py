@@ -19,7 +19,9 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from recall_admin.governance import Stager
-from recall_admin.session import DEFAULT_COLLECTION, Session
+from recall_admin.session import DEFAULT_COLLECTION, Session, check_operator
+from recall_engine.errors import RecallError
+from recall_engine.storage.base import check_collection
 
 from .actions import APP, Action, bindings
 from .commands import RecallCommands
@@ -106,6 +108,16 @@ class RecallApp(ServiceCalls, App[None]):
         """Called by the main screen once mounted: open the store in a worker (or use the given session)."""
         if self.session is not None:
             self._opened(self.session)
+            return
+        try:
+            # an option's own fault is named as such, not as a store that cannot open (Session.open
+            # checks these too, first, with the same words)
+            check_collection(self.collection)
+            if self.operator_name is not None:
+                check_operator(self.operator_name)
+        except RecallError as exc:
+            self.main.session_failed(*error_text(exc), heading="Invalid option")
+            self.report_error(exc)
             return
         self.call_service(
             Session.open,

@@ -63,9 +63,23 @@ def day(ns: int | None) -> str:
     return "now" if ns is None else format_rfc3339(ns)[:10]
 
 
+# What ``visible`` writes for one character (``\x1b``, ``\u200b``), or any one character: a cut falls between these.
+_SHOWN_CHAR = re.compile(r"\\x[0-9a-f]{2}|\\u[0-9a-f]{4}|.", re.S)
+
+
 def clip(x: Any, width: int) -> str:
+    """Store text shown in at most ``width`` columns, one line; a cut ends in ``…`` and never splits an
+    escape (``…==\\x`` would read as other text than the store holds)."""
     s = " ".join(visible(x).split())
-    return s if len(s) <= width else s[: max(0, width - 1)] + "…"
+    if len(s) <= width:
+        return s
+    kept, used = [], 0
+    for m in _SHOWN_CHAR.finditer(s):
+        if used + len(m[0]) > width - 1:
+            break
+        kept.append(m[0])
+        used += len(m[0])
+    return "".join(kept) + "…"
 
 
 SUBJECT_IN_TITLE = 32  # a subject may be 256 bytes: a title clips it so the predicate after it is shown

@@ -155,6 +155,49 @@ def test_the_palette_finds_actions_by_the_words_an_operator_types(make_app: Any)
     run(scenario())
 
 
+def test_the_palette_lists_every_subject_whose_name_matches_first(make_app: Any) -> None:
+    """Typing "subject" matched the label "Subject: ..." of every subject alike, so the ones named subject-N
+    ranked no higher than any other, and past the first 200 subjects listed none was offered at all."""
+    from textual.command import CommandList
+
+    names = [f"subject-{i}" for i in range(1, 12)]
+    others = ["the-subject-of-a-talk", "[red]subject-in-brackets"]  # markup in a name is shown as it is
+
+    def subject_hits(app: Any) -> list[str]:
+        try:
+            options = app.screen.query_one(CommandList)
+        except Exception:
+            return []
+        prompts = [str(options.get_option_at_index(i).prompt).split("\n")[0] for i in range(options.option_count)]
+        return [p.removeprefix("Subject: ") for p in prompts if p.startswith("Subject: ")]
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await ready(pilot)
+            fillers = [
+                {"subject": f"filler-{i:03}", "predicate": "likes", "value": v}
+                for i in range(210)
+                for v in ("tea", "jam")
+            ]  # more events each: listed before the subject-N
+            app.memory.remember_many(
+                [*fillers, *({"subject": n, "predicate": "likes", "value": "tea"} for n in names + others)]
+            )
+            await press(pilot, "ctrl+r")
+            await idle(pilot)
+            await press(pilot, "ctrl+p")
+            await wait_for(pilot, lambda: palette_open(app), what="the palette")
+            await press(pilot, *"subject")
+            # the exact word first, the shorter name first among equals; then names holding it further in;
+            # then the subjects only the label "Subject:" matches
+            first = [*names, "the-subject-of-a-talk", "[red]subject-in-brackets"]
+            await wait_for(
+                pilot, lambda: subject_hits(app)[: len(first)] == first and len(subject_hits(app)) > 200, what="hits"
+            )
+
+    run(scenario())
+
+
 def test_registry_filters_by_name_and_the_log_by_operator(make_app: Any) -> None:
     async def scenario() -> None:
         app = make_app()

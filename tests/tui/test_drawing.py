@@ -20,6 +20,7 @@ from recall_tui.widgets.step_table import WIDTH_SAMPLE, StepTable, column_widths
 from recall_tui.widgets.timeline_chart import TimelineChart
 
 from .conftest import SIZE, idle, press, ready, run, screen_text, settle, wait_for
+from .test_console import define
 from .test_flows import choose_pair
 
 
@@ -59,6 +60,33 @@ def test_the_footer_rewrites_its_keys_in_place_and_shows_what_textuals_footer_co
             assert len({tuple(keys) for keys in seen}) > 1  # the views' keys differ: a switch rewrote them
             # the same widgets throughout: none removed, none mounted again
             assert footer_keys(app)[: len(before)] == before
+
+    run(scenario())
+
+
+def test_at_80_columns_every_view_shows_help_first_and_no_key_cut_mid_label(make_app: Any) -> None:
+    """The footer cut its last key mid-label at 80 columns (the tray's ``S Sa``), and ``? Help``, listed last,
+    was off screen: now help comes first in every view, and a key that does not fit whole is not shown."""
+
+    async def scenario() -> None:
+        app = make_app()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(pilot)
+            await define(pilot, "footer_probe")  # the tray then has its most keys
+            cut = set()
+            for view in ("1", "2", "3", "4", "5", "6", "7"):
+                await press(pilot, view)
+                await idle(pilot)
+                line = screen_text(app).splitlines()[-1]
+                keys = [k for k in footer_keys(app) if not k.has_class("-command-palette")]
+                whole = [k for k in keys if k.styles.visibility != "hidden"]
+                assert (whole[0].key_display, whole[0].description) == ("?", "Help"), view
+                labels = "  ".join(f"{k.key_display} {k.description}" for k in whole)
+                assert line.split("▏")[0].strip() == labels, view  # the keys shown, each whole, nothing else
+                assert line.endswith("^p palette"), view
+                if len(whole) < len(keys):
+                    cut.add(view)
+            assert {"5", "7"} <= cut  # the registry and the tray have more keys than 80 columns hold
 
     run(scenario())
 

@@ -531,6 +531,24 @@ def test_a_store_that_cannot_open_shows_an_error_screen(tmp_path: Any) -> None:
     run(scenario())
 
 
+def test_an_invalid_operator_is_headed_as_an_option_not_as_a_store_that_cannot_open(store_url: str) -> None:
+    """The store opens; the operator name is at fault: the screen says which, under a heading that fits."""
+
+    async def scenario(**options: str) -> None:
+        from recall_tui.app import RecallApp
+
+        app = RecallApp(store_url, **options)
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: app.errors, what="the error")
+            text = str(app.main.query_one("#startup-error").render())
+            assert text.startswith("Invalid option") and "Cannot open the store" not in text, text
+            assert next(iter(options)) in text and "\x1b" not in app.export_screenshot()
+            assert app.session is None
+
+    run(scenario(operator="bad\x1bname"))
+    run(scenario(collection="bad name!"))
+
+
 def test_a_missing_store_file_is_not_found_on_screen_and_is_not_created(tmp_path: Any) -> None:
     async def scenario() -> None:
         from recall_tui.app import RecallApp

@@ -184,3 +184,37 @@ def test_an_error_quoting_agent_text_is_shown_escaped(make_app: Any, monkeypatch
             assert not [c for c in ("\x1b", "\x07") if c in shot] and "\\x1b[2J" in shot
 
     run(scenario())
+
+
+def test_the_sidebar_clips_a_long_subject_with_a_mark_and_never_inside_an_escape(make_app: Any) -> None:
+    """A long subject ran past the sidebar's edge, its count off screen, cut mid-escape (``…==\\x``) with no
+    mark: it is clipped to what the sidebar holds beside its count, ending in ``…`` between escapes."""
+    import re
+
+    from recall_admin.display import visible
+
+    subject = "abcdefghijkl\x1bxyz-the-rest-of-a-long-name"
+    whole = visible(subject)
+
+    async def scenario(size: tuple[int, int]) -> None:
+        app = make_app()
+        async with app.run_test(size=size) as pilot:
+            await ready(pilot)
+            app.memory.remember(subject, "likes", "tea", at=FIXED_NOW - 10)
+            await press(pilot, "ctrl+r")
+            sidebar = app.main.query_one("#sidebar")
+            await wait_for(pilot, lambda: any(s == subject for s, _ in sidebar.subjects), what="the subject")
+            if not sidebar.display:
+                await press(pilot, "b")  # below 100 columns the sidebar starts hidden
+            await idle(pilot)
+            table = app.main.query_one("#subject-table", DataTable)
+            cell = str(table.get_row(subject)[0])
+            kept = cell.removesuffix("…")
+            assert cell.endswith("…") and whole.startswith(kept) and len(kept) < len(whole), size
+            assert not re.search(r"\\(x[0-9a-f]?|u[0-9a-f]{0,3})?$", kept), (size, cell)  # no escape split
+            row = next(line for line in screen_text(app).splitlines() if kept in line)
+            assert re.search(re.escape(cell) + r"\s+1\b", row), (size, row)  # its count in view beside it
+            assert "\x1b" not in app.export_screenshot()
+
+    for size in (SIZE, (80, 24)):
+        run(scenario(size))

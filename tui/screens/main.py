@@ -141,10 +141,10 @@ class MainScreen(AppNode, Screen[None]):
         else:
             self.focus_active()
 
-    def session_failed(self, title: str, text: str) -> None:
+    def session_failed(self, title: str, text: str, heading: str = "Cannot open the store") -> None:
         self.query_one("#startup LoadingIndicator").display = False
         self.query_one("#startup-error", Static).update(
-            f"[b red]Cannot open the store[/b red]\n\n{fmt.esc(title)}: {fmt.esc(text)}\n\n[dim]q quits[/dim]"
+            f"[b red]{heading}[/b red]\n\n{fmt.esc(title)}: {fmt.esc(text)}\n\n[dim]q quits[/dim]"
         )
 
     # --- views -----------------------------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import events
+from textual.geometry import Size
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -19,7 +21,10 @@ class ConsoleFooter(Footer):
     that showed the view (docs/benchmarks.md, "Seventh round"). This one keeps its key widgets: when the
     keys differ it rewrites their text in place, in the same frame as the focus move, hides the ones it
     does not need and mounts more only when a view has more keys than it ever showed. The console's
-    bindings carry no groups (``tui/actions.py``); should one appear, the stock rebuild draws it."""
+    bindings carry no groups (``tui/actions.py``); should one appear, the stock rebuild draws it.
+
+    A key that does not fit whole beside the palette's is hidden, its place kept (``_fit``): the stock
+    footer cuts it mid-label (``S Sa``). The keys are the stock footer's all the same."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -75,6 +80,7 @@ class ConsoleFooter(Footer):
         if wanted is None or self._shown is None or (wanted[1] is None) != (palette_widget is None):
             self._shown = wanted
             await self.recompose()  # the first keys, or a shape the in-place update does not cover
+            self._fit()
             return
         self._shown = wanted
         rows, palette = wanted
@@ -90,6 +96,28 @@ class ConsoleFooter(Footer):
         ]
         if extra:
             await self.mount_all(extra, before=palette_widget)
+        self._fit()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the keys that fit whole, in order, in the width the palette's key leaves; hide the rest."""
+        widgets = [w for w in self.query_children(FooterKey) if w.display]
+        palette = next((w for w in widgets if w.has_class("-command-palette")), None)
+        room = self.size.width - (_width(palette) if palette is not None else 0)
+        used = 0
+        for widget in widgets:
+            if widget is palette:
+                continue
+            used += _width(widget)
+            widget.styles.visibility = "visible" if used <= room else "hidden"
+
+
+def _width(widget: FooterKey) -> int:
+    """The columns a key takes: its text, padding, border and margin (its size is known before a layout)."""
+    styles = widget.styles
+    return widget.get_content_width(Size(0, 0), Size(0, 0)) + styles.gutter.width + styles.margin.width
 
 
 def _set_key(widget: FooterKey, row: Key) -> None:

@@ -17,6 +17,8 @@ from .table import ConsoleTable
 
 FILTER_DELAY = 0.15  # seconds of typing pause before the store is asked
 STORE_WIDTH = 24
+SIDEBAR_WIDTH = 27  # its widest (app.tcss), less its border
+NAME_MIN = 6
 
 
 class SubjectList(ServiceCalls, Vertical):
@@ -27,12 +29,12 @@ class SubjectList(ServiceCalls, Vertical):
         self.subjects: list[tuple[str, int]] = []
         self._timer: Timer | None = None
         self._loaded_prefix: str | None = None
+        self._drawn_width = 0
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="filter subjects (f)", id="subject-filter", compact=True)
         table: DataTable = ConsoleTable(id="subject-table", cursor_type="row", zebra_stripes=False)
-        table.add_column("subject", key="subject")
-        table.add_column("events", key="events")
+        _columns(table)
         yield table
         yield Label("", id="subject-count")
         yield Label("", id="store-label")
@@ -69,15 +71,37 @@ class SubjectList(ServiceCalls, Vertical):
         keep = self.selected
         self.subjects = rows
         self._loaded_prefix = prefix
-        table.clear()
-        for subject, n in rows:
-            table.add_row(*fmt.cells(subject, f"{n:,}"), key=subject)
+        self._fill()
         more = f" (first {len(rows):,})" if len(rows) >= browse.SUBJECTS_SHOWN else ""
         self.query_one("#subject-count", Label).update(f"{len(rows):,} subject(s){more}")
         if rows:
             index = next((i for i, (s, _) in enumerate(rows) if s == keep), 0)
             table.move_cursor(row=index, animate=False)
             self.post_message(SubjectChosen(rows[index][0]))
+
+    def _name_width(self) -> int:
+        """The columns a subject's name may take: the sidebar's width less the counts, the cells' padding and
+        a scrollbar when the list is longer than the table (hidden: the widest the sidebar gets)."""
+        counts = max([len("events"), *(len(f"{n:,}") for _, n in self.subjects)])
+        width = self.size.width or SIDEBAR_WIDTH
+        scrollbar = 2 if len(self.subjects) >= self.table.size.height else 0
+        return max(NAME_MIN, width - counts - 4 - scrollbar)
+
+    def _fill(self) -> None:
+        """List the subjects, each name clipped (marked ``…``) so its count stays in view."""
+        table = self.table
+        self._drawn_width = width = self._name_width()
+        table.clear(columns=True)  # a column keeps the width of the widest cell it held: start anew
+        _columns(table)
+        for subject, n in self.subjects:
+            table.add_row(*fmt.cells(fmt.clip(subject, width), f"{n:,}"), key=subject)
+
+    def on_resize(self) -> None:
+        if self.subjects and self._name_width() != self._drawn_width:
+            keep = self.selected
+            self._fill()
+            index = next((i for i, (s, _) in enumerate(self.subjects) if s == keep), 0)
+            self.table.move_cursor(row=index, animate=False)
 
     @property
     def selected(self) -> str | None:
@@ -130,3 +154,8 @@ class SubjectList(ServiceCalls, Vertical):
         subject = event.row_key.value if event.row_key is not None else None
         if subject:
             self.post_message(SubjectChosen(subject))
+
+
+def _columns(table: DataTable) -> None:
+    table.add_column("subject", key="subject")
+    table.add_column("events", key="events")
