@@ -19,9 +19,8 @@ from textual.screen import Screen
 from textual.worker import Worker
 
 from recall_admin.governance import Stager
-from recall_admin.session import DEFAULT_COLLECTION, Session, check_operator
+from recall_admin.session import DEFAULT_COLLECTION, Session, check_operator, check_user_collection
 from recall_engine.errors import RecallError
-from recall_engine.storage.base import check_collection
 
 from .actions import APP, Action, bindings
 from .commands import RecallCommands
@@ -112,7 +111,7 @@ class RecallApp(ServiceCalls, App[None]):
         try:
             # an option's own fault is named as such, not as a store that cannot open (Session.open
             # checks these too, first, with the same words)
-            check_collection(self.collection)
+            check_user_collection(self.collection)
             if self.operator_name is not None:
                 check_operator(self.operator_name)
         except RecallError as exc:
