@@ -20,7 +20,7 @@ from recall_engine.errors import InvalidInput
 from recall_engine.instants import parse_instant
 from recall_engine.memory import Memory
 from recall_engine.timeline import Timeline
-from recall_engine.values import Value, parse_cli_value, parse_number
+from recall_engine.values import Value, parse_cli_value, parse_number, underflows
 
 
 def infer_value(text: str) -> Value:
@@ -97,7 +97,7 @@ _MAYBE_TINY = re.compile(r"[eE]-0*[1-9][0-9]{2}|\.0{300}")
 
 def _exact_float(literal: str) -> float:
     f = float(literal)
-    if f == 0 and re.search(r"[1-9]", re.split(r"[eE]", literal)[0]):
+    if underflows(literal, f):
         shown = literal if len(literal) <= 40 else literal[:20] + "..." + literal[-12:]
         raise ValueError(f"a number in it, {shown}, is too small for a number to hold; it would be stored as 0")
     return f
@@ -124,7 +124,7 @@ def json_problem(exc: ValueError, *, one_line: bool = False) -> str:
         return f"{exc.msg} at column {exc.colno}" if one_line else f"{exc.msg} at line {exc.lineno} column {exc.colno}"
     if isinstance(exc, UnicodeDecodeError):
         return f"it is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
-    m = _INT_DIGITS.search(str(exc))
     if "integer string conversion" in str(exc):
+        m = _INT_DIGITS.search(str(exc))
         return f"a number in it has {m.group(1) if m else 'too many'} digits, more than a number can hold"
     return str(exc)

@@ -136,7 +136,8 @@ def add_months(ns: int, months: int) -> int:
 # --- the range of instants a record may carry (docs/records.md, "Instants") ----
 
 EARLIEST = 0  # 1970-01-01T00:00:00Z: no statement about memory is older than the epoch
-_INT64_MAX = 2**63 - 1  # both backends keep instants as signed 64-bit nanoseconds
+STORED_INSTANTS = range(-(2**63), 2**63)  # both backends keep instants as signed 64-bit nanoseconds (1677 to 2262)
+_INT64_MAX = STORED_INSTANTS[-1]
 DEFAULT_LATEST = "2200-01-01T00:00:00Z"
 LATEST_ENV = "RECALL_LATEST_INSTANT"
 

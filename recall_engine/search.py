@@ -21,6 +21,7 @@ from . import sentence
 from .embed import embed, event_text
 from .errors import InvalidInput
 from .fold import attach_elsewhere, fold
+from .instants import STORED_INSTANTS
 from .memory import MAX_BELIEFS, Memory, order_beliefs
 from .ranking import fuse_rrf, fuse_text_first, rank_pairs
 from .records import Belief, Event
@@ -79,14 +80,12 @@ def search(
     return order_beliefs(attach_elsewhere(page))
 
 
-_STORED = (-(2**63), 2**63 - 1)  # instants a store holds: 64-bit nanoseconds (1677 to 2262)
-
-
 def _hits(store, tl: Timeline, query: str, vector, qv, k: int, since: int | None, until: int | None) -> list[Event]:
     # an instant past the stored range (--as-of 9999-12-31, a valid day) bounds nothing more
     # than the range's end does, and a store's 64-bit column cannot take it
-    since = None if since is None else min(max(since, _STORED[0]), _STORED[1])
-    until = None if until is None else min(max(until, _STORED[0]), _STORED[1])
+    low, high = STORED_INSTANTS[0], STORED_INSTANTS[-1]
+    since = None if since is None else min(max(since, low), high)
+    until = None if until is None else min(max(until, low), high)
     if qv is not None:
         return _model_hits(store, tl, query, vector, qv, k, since, until)
     lexical = store.keyword_search(query, k, since, until)

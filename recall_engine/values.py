@@ -160,15 +160,19 @@ _TRUE = ("true", "yes", "1", "t", "y")
 _FALSE = ("false", "no", "0", "f", "n")
 
 
+def underflows(literal: str, f: float) -> bool:
+    """Whether the number ``literal`` read as ``f`` is one too small for a float (``1e-400``
+    reads as 0): refused as one too large is, since either would store what was never said."""
+    return f == 0 and re.search(r"[1-9]", re.split(r"[eE]", literal)[0]) is not None
+
+
 def parse_number(text: str) -> float | None:
     """A plain decimal number as typed by a person, or None when the text is not one."""
     t = text.strip()
     if not _NUMBER.match(t):
         return None
     f = float(t)
-    if f == 0 and re.search(r"[1-9]", re.split(r"[eE]", t)[0]):
-        return None  # underflows to 0 (1e-400): refused as a number too large is, not stored as 0
-    return f if math.isfinite(f) else None
+    return f if math.isfinite(f) and not underflows(t, f) else None
 
 
 def parse_cli_value(value_type: str, text: str) -> Value:

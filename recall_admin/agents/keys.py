@@ -24,7 +24,7 @@ from typing import Any
 
 from recall_engine import clock
 from recall_engine.errors import InvalidInput, NotFound, RecallError
-from recall_engine.instants import format_rfc3339
+from recall_engine.instants import STORED_INSTANTS, format_rfc3339
 from recall_engine.records import make_event
 from recall_engine.storage.base import Backend, Store
 
@@ -41,7 +41,6 @@ _KEY = re.compile(r"^rcl_([0-9a-f]{12})_[A-Za-z0-9_-]{16,}$")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d)")
 _UNIT_NS = {"ms": 10**6, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
 MAX_EXPIRES_NS = 36500 * _UNIT_NS["d"]
-_INSTANTS = range(-(2**63), 2**63)  # what an instant can be (64-bit nanoseconds, 1677 to 2262)
 
 
 class Unauthorized(RecallError):
@@ -155,7 +154,7 @@ class KeyRing:
                     kid = str(rec["id"])
                     if e.predicate == CREATED:
                         expires = rec.get("expires")
-                        if not (expires is None or (type(expires) is int and expires in _INSTANTS)):
+                        if not (expires is None or (type(expires) is int and expires in STORED_INSTANTS)):
                             raise TypeError("expires")
                         key = Key(
                             id=kid,
